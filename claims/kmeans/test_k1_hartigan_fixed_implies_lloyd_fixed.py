@@ -1,0 +1,149 @@
+"""K1: "Every Hartigan fixed point is a Lloyd fixed point." (Section 4)
+
+A fixed point is a partition the algorithm leaves unchanged. The converse is false, and is pinned
+here as a registered refutation.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from claims._verdict import statement_holds
+from claims.kmeans.common import K1, rate
+from fixtures.kmeans import FULL, SMOKE, grid_for, row_cells
+from kernels import kmeans as km
+
+DETERMINISTIC = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@st.composite
+def small_partitions(draw, max_n: int = 12, max_d: int = 4, max_k: int = 3):
+    """A small float64 data set (duplicates and near-ties likely) and a partition with no empty cluster."""
+    k = draw(st.integers(2, max_k))
+    n = draw(st.integers(k, max_n))
+    d = draw(st.integers(1, max_d))
+    coordinate = st.one_of(
+        st.integers(-3, 3).map(float),
+        st.sampled_from([0.0, 0.5, 1e-9, -1e-9, 1.0 + 2**-40]),
+        st.floats(-10, 10, allow_nan=False, allow_infinity=False),
+    )
+    data = np.array(draw(st.lists(st.lists(coordinate, min_size=d, max_size=d), min_size=n, max_size=n)))
+    rest = draw(st.lists(st.integers(0, k - 1), min_size=n - k, max_size=n - k))
+    labels = np.array(draw(st.permutations(list(range(k)) + rest)), dtype=np.int64)
+    return data[None], labels[None], k
+
+
+def _fixed(data: np.ndarray, labels: np.ndarray, k: int) -> tuple[bool, bool]:
+    """(Lloyd leaves it unchanged, Hartigan leaves it unchanged), by running one step of each."""
+    lloyd = km.lloyd(data, labels, k, route="explicit", max_iter=1)
+    hartigan = km.hartigan(data, labels, k, route="explicit", max_sweeps=1)
+    return bool(lloyd.initial_fixed[0]), bool(hartigan.initial_fixed[0])
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K1, statement="property")
+def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence):
+    checked = {"examples": 0, "hartigan_fixed_checked": 0, "from_endpoints": 0}
+
+    @settings(max_examples=400, **DETERMINISTIC)
+    @given(small_partitions())
+    def check(instance):
+        data, labels, k = instance
+        checked["examples"] += 1
+        # Raw partitions are rarely Hartigan-fixed; Hartigan's own endpoints always are.
+        endpoint = km.hartigan(data, labels, k, route="explicit").labels
+        for partition, origin in ((labels, "raw"), (endpoint, "endpoint")):
+            if np.unique(partition).size < k:
+                continue
+            lloyd_fixed, hartigan_fixed = _fixed(data, partition, k)
+            if hartigan_fixed:
+                checked["hartigan_fixed_checked"] += 1
+                checked["from_endpoints"] += origin == "endpoint"
+                statement_holds(
+                    lloyd_fixed,
+                    f"Hartigan-fixed but not Lloyd-fixed: data={data[0].tolist()} labels={partition[0].tolist()} k={k}",
+                )
+
+    check()
+    evidence.headline(hartigan_fixed_partitions_checked=checked["hartigan_fixed_checked"], violations=0)
+    evidence.record(**checked, search="hypothesis, derandomized, 400 examples, n<=12, d<=4, k<=3")
+    assert checked["hartigan_fixed_checked"] >= 200, "too few Hartigan-fixed partitions reached to test the implication"
+
+
+def _grid_endpoints(grid, options, rows) -> dict:
+    converged = fixed = 0
+    for sigma2 in rows:
+        for start in grid.starts:
+            for _, cell in row_cells(grid, options, sigma2, start):
+                ok = cell["hartigan_converged"]
+                converged += int(ok.sum())
+                fixed += int((ok & cell["hartigan_endpoint_lloyd_fixed"]).sum())
+    return {"converged_endpoints": converged, "lloyd_fixed": fixed, "violations": converged - fixed}
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K1, statement="grid-endpoints")
+def test_grid_endpoints_are_lloyd_fixed_smoke(options, evidence):
+    grid = grid_for("smoke", options)
+    counts = _grid_endpoints(grid, options, grid.sigma2s)
+    evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
+    evidence.record(grid="smoke", trials_per_cell=grid.trials, cells=len(grid.row) * len(grid.sigma2s))
+    assert counts["converged_endpoints"] == len(grid.row) * len(grid.sigma2s) * grid.trials
+    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed: {counts}")
+
+
+@pytest.mark.full
+@pytest.mark.claim(K1, statement="grid-endpoints")
+@pytest.mark.parametrize("sigma2", FULL.sigma2s, ids=lambda s: f"sigma2={s:.4g}")
+def test_grid_endpoints_are_lloyd_fixed_full(options, evidence, sigma2):
+    grid = grid_for("full", options)
+    counts = _grid_endpoints(grid, options, [sigma2])
+    evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
+    evidence.record(grid="full (official 20 x 20 x 100 through the Wishart route)", sigma2=sigma2, starts=list(grid.starts))
+    assert counts["converged_endpoints"] == len(grid.row) * len(grid.starts) * grid.trials
+    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed at sigma2={sigma2}: {counts}")
+
+
+# The converse, pinned: 1-D points 0 and 2 in one cluster (mean 1), 3.5 alone (mean 3.5).
+# Lloyd: point 2 is at distance 1 from its mean and 1.5 from the other, so nothing moves.
+# Hartigan: leaving costs 2/(2-1) * 1 = 2, joining costs 1/(1+1) * 1.5^2 = 1.125 < 2, so 2 moves.
+PINNED_DATA = np.array([[[0.0], [2.0], [3.5]]])
+PINNED_LABELS = np.array([[0, 0, 1]])
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K1, statement="converse")
+def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidence):
+    pinned_lloyd, pinned_hartigan = _fixed(PINNED_DATA, PINNED_LABELS, 2)
+
+    def lloyd_but_not_hartigan(instance) -> bool:
+        data, labels, k = instance
+        lloyd_fixed, hartigan_fixed = _fixed(data, labels, k)
+        return lloyd_fixed and not hartigan_fixed
+
+    found = find(small_partitions(), lloyd_but_not_hartigan, settings=settings(max_examples=2000, **DETERMINISTIC))
+    grid = grid_for("smoke", options)
+    lloyd_fixed_starts = left_by_hartigan = 0
+    for sigma2 in grid.sigma2s:
+        if sigma2 <= 40:
+            continue
+        for _, cell in row_cells(grid, options, sigma2):
+            stalled = cell["lloyd_initial_fixed"]
+            lloyd_fixed_starts += int(stalled.sum())
+            left_by_hartigan += int((stalled & ~cell["hartigan_initial_fixed"]).sum())
+    evidence.headline(lloyd_fixed_starts_left_by_hartigan=left_by_hartigan, lloyd_fixed_starts=lloyd_fixed_starts)
+    evidence.record(
+        pinned_counterexample={"data": PINNED_DATA[0, :, 0].tolist(), "labels": PINNED_LABELS[0].tolist(), "k": 2},
+        pinned_lloyd_fixed=pinned_lloyd,
+        pinned_hartigan_fixed=pinned_hartigan,
+        shrunk_counterexample={"data": found[0][0].tolist(), "labels": found[1][0].tolist(), "k": found[2]},
+        high_noise_share=rate(np.array([True] * left_by_hartigan + [False] * (lloyd_fixed_starts - left_by_hartigan))),
+    )
+    assert pinned_lloyd, "the pinned partition must be Lloyd-fixed for it to test the converse"
+    statement_holds(
+        pinned_hartigan and left_by_hartigan == 0,
+        f"Lloyd-fixed partitions that Hartigan leaves: pinned example, the shrunk {found[0][0].tolist()} "
+        f"labels {found[1][0].tolist()}, and {left_by_hartigan} of {lloyd_fixed_starts} high-noise random starts",
+    )

@@ -1,0 +1,106 @@
+"""K2: "In the high-noise regime (sigma^2 > n) and high dimension, a random balanced partition is, with
+probability tending to 1 as d grows, a Lloyd fixed point, so Lloyd returns its initialisation."
+
+The claim is about sigma^2 > n (n = 40); the other rows are shown in the grid figure, not asserted.
+Smoke runs the same statements at reduced power (60 trials per cell instead of 100, d up to 1e6).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from claims._verdict import statement_holds
+from claims.kmeans.common import K2, grid_figure, rate
+from fixtures.kmeans import FULL, SMOKE, grid_for, row_cells
+from kernels.stats import cochran_armitage_increasing, significant_drops
+
+TREND_P = 1e-3
+DROP_ALPHA = 0.01
+
+
+def _largest_d_rate(tier, options, sigma2, evidence):
+    grid = grid_for(tier, options)
+    d, cell = row_cells(grid, options, sigma2)[-1]
+    stall = rate(cell["lloyd_initial_fixed"])
+    evidence.headline(**{f"sigma2={sigma2:.4g} d={d:.0e} stall_rate": stall["rate"], f"sigma2={sigma2:.4g} lower99": stall["lower99"]})
+    evidence.record(**{f"sigma2={sigma2:.4g} d={d}": stall})
+    return d, stall
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K2, statement="stall-rate-at-largest-d")
+def test_stall_rate_at_largest_d_smoke(options, evidence):
+    for sigma2 in SMOKE.high_noise:
+        d, stall = _largest_d_rate("smoke", options, sigma2, evidence)
+        statement_holds(stall["lower99"] >= 0.9, f"sigma2={sigma2}, d={d}: 99% lower bound {stall['lower99']:.4f} < 0.9 ({stall})")
+
+
+@pytest.mark.full
+@pytest.mark.claim(K2, statement="stall-rate-at-largest-d")
+@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
+def test_stall_rate_at_largest_d_full(options, evidence, sigma2):
+    d, stall = _largest_d_rate("full", options, sigma2, evidence)
+    statement_holds(stall["lower99"] >= 0.9, f"sigma2={sigma2}, d={d}: 99% lower bound {stall['lower99']:.4f} < 0.9 ({stall})")
+
+
+def _trend(tier, options, sigma2, evidence):
+    grid = grid_for(tier, options)
+    cells = row_cells(grid, options, sigma2)
+    dims = np.array([d for d, _ in cells], dtype=float)
+    hits = np.array([int(c["lloyd_initial_fixed"].sum()) for _, c in cells])
+    totals = np.array([c["lloyd_initial_fixed"].size for _, c in cells])
+    z, p = cochran_armitage_increasing(hits, totals, np.log10(dims))
+    drops = significant_drops(hits, totals, DROP_ALPHA)
+    evidence.headline(**{f"sigma2={sigma2:.4g} trend_p": p})
+    evidence.record(**{f"sigma2={sigma2:.4g}": {"dims": dims.tolist(), "stall_rates": (hits / totals).tolist(), "z": z, "p": p, "drops": drops}})
+    statement_holds(p < TREND_P and not drops, f"sigma2={sigma2}: trend p={p:.3g} (needs < {TREND_P}), significant drops {drops}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K2, statement="stall-rate-rises-with-d")
+def test_stall_rate_rises_with_d_smoke(options, evidence):
+    for sigma2 in SMOKE.high_noise:
+        _trend("smoke", options, sigma2, evidence)
+
+
+@pytest.mark.full
+@pytest.mark.claim(K2, statement="stall-rate-rises-with-d")
+@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
+def test_stall_rate_rises_with_d_full(options, evidence, sigma2):
+    _trend("full", options, sigma2, evidence)
+
+
+def _grid_report(tier, start, options, evidence):
+    grid = grid_for(tier, options)
+    rows = {s2: row_cells(grid, options, s2, start) for s2 in grid.sigma2s}
+    table, unconverged = [], 0
+    for s2, cells in rows.items():
+        for d, c in cells:
+            unconverged += int((~c["lloyd_converged"]).sum() + (~c["hartigan_converged"]).sum())
+            table.append(
+                {
+                    "sigma2": s2,
+                    "d": d,
+                    "lloyd_stall_rate": float(c["lloyd_initial_fixed"].mean()),
+                    "hartigan_stall_rate": float(c["hartigan_initial_fixed"].mean()),
+                    "lloyd_nmi": float(c["lloyd_nmi"].mean()),
+                    "hartigan_nmi": float(c["hartigan_nmi"].mean()),
+                }
+            )
+    evidence.headline(**{f"{start} runs not converged": unconverged})
+    evidence.record(start=start, trials_per_cell=grid.trials, cells=len(table), grid=table)
+    evidence.figure(f"Lloyd vs Hartigan, {tier} grid, start={start}", grid_figure(rows, f"{tier} grid, start={start}, {grid.trials} trials per cell"))
+    statement_holds(unconverged == 0, f"{unconverged} runs did not converge within 100 steps")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K2, statement="grid-converges")
+def test_grid_converges_smoke(options, evidence):
+    _grid_report("smoke", "partition", options, evidence)
+
+
+@pytest.mark.full
+@pytest.mark.claim(K2, statement="grid-converges")
+@pytest.mark.parametrize("start", FULL.starts)
+def test_grid_converges_full(options, evidence, start):
+    _grid_report("full", start, options, evidence)

@@ -1,0 +1,1 @@
+"""Shared NumPy / PyTorch kernels of the claim-verification suite (no pytest in here)."""

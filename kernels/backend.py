@@ -1,0 +1,54 @@
+"""Moving arrays between NumPy and PyTorch; kernels themselves are written once via array-api-compat."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from array_api_compat import array_namespace, is_torch_array
+
+BACKENDS = ("numpy", "torch")
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_device(backend: str, device: str) -> str:
+    """The concrete device for a backend/device pair; raises ValueError with one clear line."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+    if backend == "numpy":
+        if device == "cuda":
+            raise ValueError("--device cuda needs --backend torch (NumPy runs on the CPU only)")
+        return "cpu"
+    if device == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if device == "cuda" and not cuda_available():
+        raise ValueError("--device cuda requested but no CUDA device is available (torch.cuda.is_available() is False)")
+    return device
+
+
+def to_backend(array: np.ndarray, backend: str, device: str = "cpu") -> Any:
+    """A NumPy array as an array of the chosen backend (same dtype, on the chosen device)."""
+    if backend == "numpy":
+        return np.asarray(array)
+    import torch
+
+    return torch.as_tensor(np.ascontiguousarray(array), device=device)
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    if is_torch_array(array):
+        return array.detach().cpu().numpy()
+    return np.asarray(array)
+
+
+def namespace(*arrays: Any) -> Any:
+    return array_namespace(*arrays)
