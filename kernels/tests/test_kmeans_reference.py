@@ -83,9 +83,9 @@ def test_gram_route_gives_explicit_labels_on_seed_smoke_grid():
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("sigma2", [1.0, 10.0, 50.0, 100.0])
-def test_gram_route_gives_explicit_labels_on_seed_full_grid(sigma2):
-    _routes_agree([cell for cell in SEED_FULL_GRID if cell[1] == sigma2], 50)
+@pytest.mark.parametrize("d, sigma2", SEED_FULL_GRID)
+def test_gram_route_gives_explicit_labels_on_seed_full_grid(d, sigma2):
+    _routes_agree([(d, sigma2)], 50)
 
 
 @pytest.mark.smoke
@@ -152,6 +152,15 @@ def test_lloyd_never_moves_a_point_to_an_equally_near_mean():
     for labels in ([0, 0, 1], [1, 1, 0]):
         run = km.lloyd(data, np.array([labels]), 2, route="explicit")
         assert bool(run.initial_fixed[0]) and run.labels[0].tolist() == labels
+
+
+@pytest.mark.smoke
+def test_hartigan_never_moves_on_an_exact_tie():
+    # Point 2: leaving {0, 2} costs 2/1 * 1 = 2, joining {4} costs 1/2 * 2^2 = 2; no strict gain, no move.
+    data = np.array([[[0.0], [2.0], [4.0]]])
+    for route, arrays in (("explicit", data), ("gram", km.gram_matrix(data))):
+        run = km.hartigan(arrays, np.array([[0, 0, 1]]), 2, route=route)
+        assert bool(run.initial_fixed[0]) and run.labels[0].tolist() == [0, 0, 1], route
 
 
 # Wishart route versus explicit route, in distribution. Each comparison is a two-sample test at
