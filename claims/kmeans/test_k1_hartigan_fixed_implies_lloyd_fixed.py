@@ -12,18 +12,18 @@ from hypothesis import strategies as st
 
 from claims._verdict import statement_holds
 from claims.kmeans.common import K1, rate
-from fixtures.kmeans import FULL, SMOKE, grid_for, row_cells
+from fixtures.kmeans import FULL, grid_for, row_cells
 from kernels import kmeans as km
 
 DETERMINISTIC = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @st.composite
-def small_partitions(draw, max_n: int = 12, max_d: int = 4, max_k: int = 3):
+def small_partitions(draw, max_n: int = 12, ks: tuple[int, int] = (2, 3), dims: tuple[int, int] = (1, 4)):
     """A small float64 data set (duplicates and near-ties likely) and a partition with no empty cluster."""
-    k = draw(st.integers(2, max_k))
+    k = draw(st.integers(*ks))
     n = draw(st.integers(k, max_n))
-    d = draw(st.integers(1, max_d))
+    d = draw(st.integers(*dims))
     coordinate = st.one_of(
         st.integers(-3, 3).map(float),
         st.sampled_from([0.0, 0.5, 1e-9, -1e-9, 1.0 + 2**-40]),
@@ -42,13 +42,21 @@ def _fixed(data: np.ndarray, labels: np.ndarray, k: int) -> tuple[bool, bool]:
     return bool(lloyd.initial_fixed[0]), bool(hartigan.initial_fixed[0])
 
 
-@pytest.mark.smoke
+# Smoke searches the whole space once; full searches four corners of it (k, d ranges) in parallel tests.
+PROPERTY_SEARCHES = [pytest.param(400, (2, 3), (1, 4), marks=pytest.mark.smoke, id="smoke")] + [
+    pytest.param(1500, (k, k), dims, marks=pytest.mark.full, id=f"full-k={k}-d={dims[0]}..{dims[1]}")
+    for k in (2, 3)
+    for dims in ((1, 2), (3, 4))
+]
+
+
 @pytest.mark.claim(K1, statement="property")
-def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence):
+@pytest.mark.parametrize("examples, ks, dims", PROPERTY_SEARCHES)
+def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, examples, ks, dims):
     checked = {"examples": 0, "hartigan_fixed_checked": 0, "from_endpoints": 0}
 
-    @settings(max_examples=400, **DETERMINISTIC)
-    @given(small_partitions())
+    @settings(max_examples=examples, **DETERMINISTIC)
+    @given(small_partitions(ks=ks, dims=dims))
     def check(instance):
         data, labels, k = instance
         checked["examples"] += 1
@@ -68,8 +76,8 @@ def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence):
 
     check()
     evidence.headline(hartigan_fixed_partitions_checked=checked["hartigan_fixed_checked"], violations=0)
-    evidence.record(**checked, search="hypothesis, derandomized, 400 examples, n<=12, d<=4, k<=3")
-    assert checked["hartigan_fixed_checked"] >= 200, "too few Hartigan-fixed partitions reached to test the implication"
+    evidence.record(**checked, search=f"hypothesis, derandomized, {examples} examples, n<=12, k in {ks}, d in {dims}")
+    assert checked["hartigan_fixed_checked"] >= examples // 2, "too few Hartigan-fixed partitions reached to test the implication"
 
 
 def _grid_endpoints(grid, options, rows) -> dict:
@@ -113,9 +121,9 @@ PINNED_DATA = np.array([[[0.0], [2.0], [3.5]]])
 PINNED_LABELS = np.array([[0, 0, 1]])
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(K1, statement="converse")
-def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidence):
+@pytest.mark.parametrize("tier", [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)])
+def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidence, tier):
     pinned_lloyd, pinned_hartigan = _fixed(PINNED_DATA, PINNED_LABELS, 2)
 
     def lloyd_but_not_hartigan(instance) -> bool:
@@ -124,7 +132,7 @@ def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidenc
         return lloyd_fixed and not hartigan_fixed
 
     found = find(small_partitions(), lloyd_but_not_hartigan, settings=settings(max_examples=2000, **DETERMINISTIC))
-    grid = grid_for("smoke", options)
+    grid = grid_for(tier, options)
     lloyd_fixed_starts = left_by_hartigan = 0
     for sigma2 in grid.sigma2s:
         if sigma2 <= 40:
