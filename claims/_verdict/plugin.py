@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -174,6 +175,11 @@ class VerdictCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.state = config.stash[_STATE]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Figures of an earlier run must not be mistaken for this run's (workers write them later).
+        shutil.rmtree(Path(self.config.rootpath) / "reports" / "figures", ignore_errors=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         state = self.state

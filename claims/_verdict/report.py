@@ -48,7 +48,7 @@ def summary_html(payload: dict[str, Any], registry: Registry) -> str:
         return "<p>No verdicts were computed (the session ended before its finish).</p>"
     env = dict(payload["environment"], tier=payload["tier"], master_seed=payload["seed"])
     parts = ['<div class="claims-verdicts" style="margin:1em 0">']
-    parts.append("<h2>Environment</h2><p>" + "; ".join(f"<b>{html.escape(k)}</b> {html.escape(str(v))}" for k, v in env.items()) + "</p>")
+    parts.append("<h2>Run</h2><p>" + "; ".join(f"<b>{html.escape(k)}</b> {html.escape(str(v))}" for k, v in env.items()) + "</p>")
     counts = {v: sum(r["verdict"] == v for r in payload["claims"]) for v in VERDICTS}
     parts.append("<p>" + " ".join(_badge(f"{n} {v}", COLOURS[v]) for v, n in counts.items() if n) + "</p>")
     order = {v: i for i, v in enumerate(VERDICTS)}
