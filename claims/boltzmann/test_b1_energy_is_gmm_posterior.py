@@ -1,0 +1,81 @@
+"""B1: "Fixing v, the joint energy gives p(h = e_k given v) = softmax(theta(v)), the GMM responsibilities." """
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from claims._verdict import statement_holds
+from claims.boltzmann.common import B1, TIERS, clustering_data
+from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, UNEQUAL_VARIANCES
+from kernels import boltzmann as bm
+from kernels.backend import to_backend, to_numpy
+
+
+def _responsibilities(options, v, means, variances, dtype="float64"):
+    arrays = [to_backend(np.asarray(x, dtype=dtype), options.backend, options.device) for x in (v, means, variances, PI)]
+    return to_numpy(bm.responsibilities(*arrays))
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(B1, statement="rows-sum-to-one")
+def test_rows_sum_to_one(options, evidence):
+    v, _ = clustering_data(options.seed, "smoke")
+    worst = 0.0
+    for variances in (CLUSTER_VARIANCES, UNEQUAL_VARIANCES):
+        worst = max(worst, float(np.max(np.abs(_responsibilities(options, v, CLUSTER_MEANS, variances).sum(axis=1) - 1))))
+    evidence.headline(max_row_sum_error=worst)
+    evidence.record(points=len(v), dtype="float64")
+    statement_holds(worst <= 1e-12, f"a responsibility row misses 1 by {worst:.3g}")
+
+
+def _density_responsibilities(v, means, variances):
+    joint = PI * bm.component_densities(v, means, variances)
+    return joint / joint.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(B1, statement="softmax-equals-responsibilities")
+@pytest.mark.parametrize("dtype, tolerance", [("float64", 1e-12), ("float32", 1e-5)])
+def test_softmax_of_energies_equals_density_responsibilities(options, evidence, dtype, tolerance):
+    v, _ = clustering_data(options.seed, "smoke")
+    errors, mutant_errors = {}, {}
+    for name, variances in (("shared variances", CLUSTER_VARIANCES), ("unequal variances", UNEQUAL_VARIANCES)):
+        reference = _density_responsibilities(v, CLUSTER_MEANS, variances)  # float64, from densities
+        got = _responsibilities(options, v, CLUSTER_MEANS, variances, dtype)
+        errors[name] = float(np.max(np.abs(got - reference)))
+        mutant = bm.softmax(bm.cluster_logits(v, CLUSTER_MEANS, variances, PI, log_det=False))
+        mutant_errors[name] = float(np.max(np.abs(mutant - reference)))
+    evidence.headline(**{f"max_error {dtype}": max(errors.values())})
+    evidence.record(errors=errors, tolerance=tolerance, mutant_without_log_det=mutant_errors)
+    # The check has power: without the log-determinant the unequal-variance case is far off.
+    assert mutant_errors["unequal variances"] > 1e-2 and mutant_errors["shared variances"] < 1e-12
+    statement_holds(max(errors.values()) <= tolerance, f"softmax(-E) differs from the responsibilities: {errors}")
+
+
+@pytest.mark.claim(B1, statement="hard-accuracy")
+@pytest.mark.parametrize("tier", TIERS)
+def test_hard_assignment_accuracy(options, evidence, tier):
+    v, labels = clustering_data(options.seed, tier)
+    hard = np.argmax(_responsibilities(options, v, CLUSTER_MEANS, CLUSTER_VARIANCES), axis=1)
+    accuracy = float(np.mean(hard == labels))
+    evidence.headline(accuracy=accuracy)
+    evidence.record(points=len(v), soft_boundary_fraction=float(np.mean(_responsibilities(options, v, CLUSTER_MEANS, CLUSTER_VARIANCES).max(axis=1) < 0.92)))
+    evidence.figure("soft assignments and hard labels", _assignment_figure(v[:3000], hard[:3000]))
+    statement_holds(accuracy > 0.99, f"hard accuracy {accuracy:.4f} <= 0.99")
+
+
+def _assignment_figure(v, hard):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs, ys = np.meshgrid(np.linspace(-5, 5, 160), np.linspace(-4.5, 5.5, 160))
+    grid = np.stack([xs.ravel(), ys.ravel()], axis=1)
+    field = bm.responsibilities(grid, CLUSTER_MEANS, CLUSTER_VARIANCES, PI).reshape(160, 160, 3)
+    colours = np.array([[0.84, 0.37, 0.0], [0.0, 0.45, 0.70], [0.0, 0.62, 0.45]])
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    ax.imshow(field @ colours * 0.45 + 0.55, extent=(-5, 5, -4.5, 5.5), origin="lower")
+    ax.scatter(v[:, 0], v[:, 1], c=colours[hard], s=2)
+    ax.set_title("p(k | v) field and hard labels", fontsize=8)
+    return fig

@@ -1,0 +1,124 @@
+"""B4: "Block Gibbs from the all-cluster-0 start relaxes so that population occupancy approaches pi."
+
+Stronger than the tutorial's check: the hidden chain's exact transition matrix P (quadrature) predicts
+the occupancy after every sweep, e_0 P^t, and the observed occupancy of N independent chains is
+Multinomial(N, e_0 P^t) at each sweep.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from claims._verdict import statement_holds
+from claims.boltzmann.common import ALPHA, B4, TIERS
+from fixtures.boltzmann import GIBBS_MEANS, GIBBS_VARIANCES, PI, SIZES
+from kernels import boltzmann as bm
+from kernels.backend import to_backend
+
+
+@functools.lru_cache(maxsize=8)
+def gibbs_trace(seed: int, tier: str, dtype: str, backend: str, device: str) -> np.ndarray:
+    size = SIZES[tier]
+    draws = bm.KeyedNormalUniform(f"{seed}|boltzmann/gibbs|{tier}|{dtype}", backend, device, dtype)
+    arrays = [to_backend(x.astype(dtype), backend, device) for x in (GIBBS_MEANS, GIBBS_VARIANCES, PI)]
+    return bm.gibbs_occupancy(size.chains, size.sweeps, *arrays, draws)
+
+
+@functools.lru_cache(maxsize=1)
+def predicted(sweeps: int) -> np.ndarray:
+    transition = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
+    curve = [np.eye(len(PI))[0]]
+    for _ in range(sweeps):
+        curve.append(curve[-1] @ transition)
+    return np.array(curve)
+
+
+def band(chains: int, curve: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per-sweep, per-cluster binomial quantiles at level ALPHA / (cells): a simultaneous band."""
+    cells = (curve.shape[0] - 1) * curve.shape[1]
+    level = ALPHA / cells
+    low = stats.binom.ppf(level / 2, chains, curve) / chains
+    high = stats.binom.isf(level / 2, chains, curve) / chains
+    return low, high, level
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(B4, statement="tutorial-check")
+def test_back_half_occupancy_near_pi(options, evidence):
+    trace = gibbs_trace(options.seed, "smoke", "float64", options.backend, options.device)
+    back = trace[len(trace) // 2 :].mean(axis=0)
+    deviation = float(np.max(np.abs(back - PI)))
+    evidence.headline(start_in_cluster_0=float(trace[0, 0]), back_half_max_deviation=deviation)
+    evidence.record(back_half_occupancy=back, chains=SIZES["smoke"].chains, sweeps=SIZES["smoke"].sweeps)
+    statement_holds(trace[0, 0] > 0.95 and deviation < 0.04, f"start {trace[0]}, back half {back} vs pi {PI}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(B4, statement="transition-matrix")
+def test_transition_matrix_is_reversible_with_stationary_pi(evidence):
+    transition = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
+    refined = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI, order=480)
+    quadrature_error = float(np.max(np.abs(transition - refined)))
+    flow = PI[:, None] * transition
+    balance = float(np.max(np.abs(flow - flow.T)))
+    stationarity = float(np.max(np.abs(PI @ transition - PI)))
+    lam2, tau = bm.relaxation_time(transition)
+    evidence.headline(detailed_balance_error=balance, stationarity_error=stationarity, relaxation_time_sweeps=tau)
+    evidence.record(transition=transition, quadrature_error_by_refinement=quadrature_error, second_eigenvalue=lam2)
+    assert quadrature_error < 1e-13, f"quadrature not converged: {quadrature_error:.3g}"
+    statement_holds(balance <= 1e-12 and stationarity <= 1e-12, f"detailed balance {balance:.3g}, stationarity {stationarity:.3g}")
+
+
+MUTANT_SWEEPS = 8
+
+
+def _band_check(options, evidence, tier, dtype):
+    size = SIZES[tier]
+    trace = gibbs_trace(options.seed, tier, dtype, options.backend, options.device)
+    curve = predicted(size.sweeps)
+    low, high, level = band(size.chains, curve)
+    inside = (trace >= low - 1e-12) & (trace <= high + 1e-12)
+    outside = [(int(t), int(k)) for t, k in zip(*np.nonzero(~inside[1:]))]
+    # The band has power: a Gibbs step that reuses the first v never moves past e_0 P
+    # (its first MUTANT_SWEEPS sweeps are enough to leave the band).
+    draws = bm.KeyedNormalUniform(f"{options.seed}|boltzmann/gibbs-mutant|{tier}", dtype="float64")
+    frozen_v = bm.sample_visible(np.zeros(size.chains, dtype=np.int64), GIBBS_MEANS, GIBBS_VARIANCES, draws)
+    mutant = np.array([np.bincount(bm.sample_hidden(frozen_v, GIBBS_MEANS, GIBBS_VARIANCES, PI, draws), minlength=3) / size.chains for _ in range(MUTANT_SWEEPS)])
+    mutant_outside = int(np.sum(~((mutant >= low[1 : MUTANT_SWEEPS + 1]) & (mutant <= high[1 : MUTANT_SWEEPS + 1]))))
+    _, tau = bm.relaxation_time(bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI))
+    evidence.headline(**{f"{dtype} sweeps outside band": len(outside), "relaxation_time_sweeps": tau})
+    evidence.record(chains=size.chains, sweeps=size.sweeps, per_cell_level=level, false_alarm_rate=ALPHA, outside=outside[:20], mutant_cells_outside=mutant_outside)
+    if dtype == "float64":
+        evidence.figure(f"occupancy per sweep ({tier})", _occupancy_figure(trace, curve, low, high))
+    assert mutant_outside > 0, "a Gibbs step reusing v stayed inside the band: the band has no power"
+    statement_holds(not outside, f"occupancy leaves the band at (sweep, cluster) {outside[:10]}")
+
+
+@pytest.mark.claim(B4, statement="occupancy-band")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("tier", TIERS)
+def test_occupancy_inside_predicted_band(options, evidence, tier, dtype):
+    _band_check(options, evidence, tier, dtype)
+
+
+def _occupancy_figure(trace, curve, low, high):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    sweeps = np.arange(len(trace))
+    for k, colour in enumerate(("#d55e00", "#0072b2", "#009e73")):
+        ax.fill_between(sweeps, low[:, k], high[:, k], color=colour, alpha=0.2)
+        ax.plot(sweeps, curve[:, k], color=colour, lw=1, ls="--")
+        ax.plot(sweeps, trace[:, k], color=colour, lw=1.2, label=f"cluster {k}")
+        ax.axhline(PI[k], color=colour, lw=0.6, ls=":")
+    ax.set_xlabel("sweep", fontsize=8)
+    ax.set_ylabel("occupancy", fontsize=8)
+    ax.legend(fontsize=7)
+    ax.set_title("observed (solid), e_0 P^t (dashed) with its simultaneous band, pi (dotted)", fontsize=8)
+    return fig
