@@ -1,0 +1,168 @@
+"""Paper L kernels: the Safe-KL generator, its conjugate, LogSumExp F, its Safe-KL approximation F_rho
+through the one-dimensional dual, the optimal shift and density, and CVaR two ways.
+
+Instances are batched as padded arrays: phi (B, n), mu (B, n) with zero weight on padding (padding
+phi repeats a real value of the row, so it is finite), rho (B,). float64 throughout.
+
+F_rho(phi) = min_alpha { alpha - 1 + (1/rho) E_mu ln(1 + rho e^(phi - alpha)) }. With beta = alpha - ln rho
+the stationarity condition E_mu w_rho(phi - alpha) = 1 reads E_mu sigmoid(phi - beta) = rho: a monotone
+root in beta, bracketed by [min phi, max phi] - logit(rho), found by safeguarded Newton in log-space
+(sigmoid and softplus never overflow, whatever the spread of phi).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kernels.backend import namespace
+
+# ---------------------------------------------------------------------------------------------
+# Generator f_rho and its conjugate
+
+
+def f_rho(t: Any, rho: Any) -> Any:
+    """t ln t + ((1 - rho t)/rho) ln(1 - rho t) + 1 on [0, 1/rho] (0 ln 0 = 0), +inf beyond."""
+    xp = namespace(t)
+    t = xp.asarray(t)
+    inside = (t >= 0) & (t <= 1.0 / rho)
+    tt = xp.where(inside, t, xp.zeros_like(t))
+    rest = 1.0 - rho * tt
+    a = xp.where(tt > 0, tt * xp.log(xp.where(tt > 0, tt, xp.ones_like(tt))), xp.zeros_like(tt))
+    b = xp.where(rest > 0, rest * xp.log(xp.where(rest > 0, rest, xp.ones_like(rest))), xp.zeros_like(rest)) / rho
+    return xp.where(inside, a + b + 1.0, xp.full_like(tt, xp.inf))
+
+
+def f_rho_prime(t: Any, rho: Any) -> Any:
+    return np.log(t) - np.log1p(-rho * t)
+
+
+def f_rho_second(t: Any, rho: Any) -> Any:
+    """f_rho''(t) = 1/t + rho/(1 - rho t)."""
+    return 1.0 / t + rho / (1.0 - rho * t)
+
+
+def f_rho_conjugate(s: Any, rho: Any) -> Any:
+    """f_rho*(s) = (1/rho) ln(1 + rho e^s) - 1 (Lemma 2.3: the rescaled SoftPlus)."""
+    return np.logaddexp(0.0, s + np.log(rho)) / rho - 1.0
+
+
+def f_rho_conjugate_prime(s: Any, rho: Any) -> Any:
+    """(f_rho*)'(s) = w_rho(s) = e^s / (1 + rho e^s) = sigmoid(s + ln rho) / rho."""
+    return _sigmoid(s + np.log(rho)) / rho
+
+
+def f_rho_conjugate_second(s: Any, rho: Any) -> Any:
+    """(f_rho*)''(s) = e^s / (1 + rho e^s)^2."""
+    p = _sigmoid(s + np.log(rho))
+    return p * (1.0 - p) / rho
+
+
+def _sigmoid(x: Any) -> Any:
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+# ---------------------------------------------------------------------------------------------
+# LogSumExp and its Safe-KL approximation
+
+
+def logsumexp_weighted(phi: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """F(phi) = ln E_mu e^phi per instance (B,), overflow-free."""
+    top = np.max(np.where(mu > 0, phi, -np.inf), axis=-1, keepdims=True)
+    return top[..., 0] + np.log(np.sum(mu * np.exp(phi - top), axis=-1))
+
+
+def _logit(p: Any) -> Any:
+    return np.log(p) - np.log1p(-p)
+
+
+def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = 4e-16) -> np.ndarray:
+    """Root beta of E_mu sigmoid(phi - beta) = rho for every instance (B,).
+
+    Newton on the log-residual ln E_mu sigmoid(phi - beta) - ln rho (nearly linear in beta in the
+    tail, so a few steps suffice from beta0 = F - ln rho), kept inside a bracket that every step
+    tightens; a step leaving the bracket is replaced by bisection.
+    """
+    phi, mu = np.asarray(phi, dtype=np.float64), np.asarray(mu, dtype=np.float64)
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    shift = _logit(rho)
+    real = mu > 0
+    lo = np.min(np.where(real, phi, np.inf), axis=-1) - shift  # residual >= 0 here
+    hi = np.max(np.where(real, phi, -np.inf), axis=-1) - shift  # residual <= 0 here
+    beta = np.clip(logsumexp_weighted(phi, mu) - np.log(rho), lo, hi)
+    active = np.ones(len(rho), dtype=bool)
+    log_rho = np.log(rho)
+    for _ in range(iterations):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        b = beta[idx]
+        p = 0.5 + 0.5 * np.tanh(0.5 * (phi[idx] - b[:, None]))  # sigmoid, overflow-free
+        total = np.sum(mu[idx] * p, axis=-1)
+        curvature = np.sum(mu[idx] * p * (1.0 - p), axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            residual = np.log(total) - log_rho[idx]
+            newton = b + residual * total / curvature
+        lo[idx] = np.where(residual >= 0, b, lo[idx])
+        hi[idx] = np.where(residual <= 0, b, hi[idx])
+        inside = np.isfinite(newton) & (newton >= lo[idx]) & (newton <= hi[idx])
+        step = np.where(inside, newton, 0.5 * (lo[idx] + hi[idx]))
+        step = np.where(residual == 0, b, step)
+        beta[idx] = step
+        scale = np.maximum(1.0, np.abs(step))
+        active[idx] = (np.abs(step - b) > tol * scale) & (hi[idx] - lo[idx] > tol * scale)
+    return beta
+
+
+def optimal_shift(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """alpha* = beta + ln rho (B,)."""
+    return solve_beta(phi, mu, rho) + np.log(np.asarray(rho, dtype=np.float64).reshape(-1))
+
+
+def f_rho_value(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, beta: np.ndarray | None = None) -> np.ndarray:
+    """F_rho(phi) = alpha* - 1 + (1/rho) E_mu softplus(phi - beta) (B,)."""
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    beta = solve_beta(phi, mu, rho) if beta is None else beta
+    softplus = np.logaddexp(0.0, phi - beta[:, None])
+    return beta + np.log(rho) - 1.0 + np.sum(mu * softplus, axis=-1) / rho
+
+
+def optimal_density(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """dnu*/dmu = w_rho(phi - alpha*) = sigmoid(phi - beta) / rho, capped below 1/rho (B, n)."""
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    return _sigmoid(phi - solve_beta(phi, mu, rho)[:, None]) / rho[:, None]
+
+
+def primal_objective(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, density: np.ndarray) -> np.ndarray:
+    """E_nu phi - D_rho(nu, mu) for nu = density * mu (B,)."""
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    return np.sum(mu * (density * phi - f_rho(density, rho[:, None])), axis=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# CVaR (upper tail, level rho)
+
+
+def _sorted_desc(phi: np.ndarray, mu: np.ndarray):
+    order = np.argsort(-phi, axis=-1, kind="stable")
+    return np.take_along_axis(phi, order, axis=-1), np.take_along_axis(mu, order, axis=-1)
+
+
+def cvar_variational(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """min_b { b + (1/rho) E_mu (phi - b)_+ }, minimised exactly over the kinks b = phi_j (B,)."""
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1, 1)
+    values, weights = _sorted_desc(phi, mu)
+    above_w = np.cumsum(weights, axis=-1) - weights  # weight strictly before j in the order
+    above_s = np.cumsum(weights * values, axis=-1) - weights * values
+    objective = values * (1.0 - above_w / rho) + above_s / rho  # b = values_j
+    objective = np.where(weights > 0, objective, np.inf)
+    return np.min(objective, axis=-1)
+
+
+def cvar_tail_average(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """(1/rho) x (the mean of phi over the top rho of mu's mass, splitting the boundary atom) (B,)."""
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1, 1)
+    values, weights = _sorted_desc(phi, mu)
+    before = np.cumsum(weights, axis=-1) - weights
+    taken = np.clip(rho - before, 0.0, weights)
+    return np.sum(taken * values, axis=-1) / rho[:, 0]
