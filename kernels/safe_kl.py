@@ -2,7 +2,9 @@
 through the one-dimensional dual, the optimal shift and density, and CVaR two ways.
 
 Instances are batched as padded arrays: phi (B, n), mu (B, n) with zero weight on padding (padding
-phi repeats a real value of the row, so it is finite), rho (B,). float64 throughout.
+phi repeats a real value of the row, so it is finite), rho (B,). float64 throughout. mu is a
+probability in the paper's definitions; any finite positive measure of mass M > rho works (the
+counting measure gives the LogSumExp form ln sum_i e^(phi_i) of Corollary 2.5).
 
 F_rho(phi) = min_alpha { alpha - 1 + (1/rho) E_mu ln(1 + rho e^(phi - alpha)) }. With beta = alpha - ln rho
 the stationarity condition E_mu w_rho(phi - alpha) = 1 reads E_mu sigmoid(phi - beta) = rho: a monotone
@@ -76,41 +78,53 @@ def _logit(p: Any) -> Any:
     return np.log(p) - np.log1p(-p)
 
 
-def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = 4e-16) -> np.ndarray:
+def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = 2e-15) -> np.ndarray:
     """Root beta of E_mu sigmoid(phi - beta) = rho for every instance (B,).
 
     Newton on the log-residual ln E_mu sigmoid(phi - beta) - ln rho (nearly linear in beta in the
     tail, so a few steps suffice from beta0 = F - ln rho), kept inside a bracket that every step
-    tightens; a step leaving the bracket is replaced by bisection.
+    tightens; a step leaving the bracket is replaced by bisection. The atoms are processed ragged
+    (padding costs nothing) and a converged instance stops costing anything.
     """
     phi, mu = np.asarray(phi, dtype=np.float64), np.asarray(mu, dtype=np.float64)
     rho = np.asarray(rho, dtype=np.float64).reshape(-1)
-    shift = _logit(rho)
     real = mu > 0
-    lo = np.min(np.where(real, phi, np.inf), axis=-1) - shift  # residual >= 0 here
-    hi = np.max(np.where(real, phi, -np.inf), axis=-1) - shift  # residual <= 0 here
-    beta = np.clip(logsumexp_weighted(phi, mu) - np.log(rho), lo, hi)
-    active = np.ones(len(rho), dtype=bool)
+    mass = np.sum(mu, axis=-1)  # 1 for a probability; n for the counting measure (needs rho < mass)
+    # sum mu sigmoid(phi - beta) >= mass sigmoid(min phi - beta) >= rho at lo; sigmoid(x) < e^x gives
+    # sum mu sigmoid(phi - beta) < e^(F - beta) = rho at hi.
+    lo = np.min(np.where(real, phi, np.inf), axis=-1) - _logit(rho / mass)
+    hi = logsumexp_weighted(phi, mu) - np.log(rho)
+    beta = hi.copy()
     log_rho = np.log(rho)
+    rows = np.arange(len(rho))
+    atoms_phi, atoms_mu, atoms_row = phi[real], mu[real], np.nonzero(real)[0]
     for _ in range(iterations):
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        b = beta[idx]
-        p = 0.5 + 0.5 * np.tanh(0.5 * (phi[idx] - b[:, None]))  # sigmoid, overflow-free
-        total = np.sum(mu[idx] * p, axis=-1)
-        curvature = np.sum(mu[idx] * p * (1.0 - p), axis=-1)
+        counts = np.bincount(atoms_row, minlength=len(rho))[rows]
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        b = beta[rows]
+        with np.errstate(over="ignore"):
+            e = np.exp(np.minimum(np.repeat(b, counts) - atoms_phi, 700.0))
+        p = 1.0 / (1.0 + e)  # sigmoid(phi - beta) without overflow
+        weighted = atoms_mu * p
+        total = np.add.reduceat(weighted, starts)
+        curvature = np.add.reduceat(weighted * (1.0 - p), starts)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            residual = np.log(total) - log_rho[idx]
+            residual = np.log(total) - log_rho[rows]
             newton = b + residual * total / curvature
-        lo[idx] = np.where(residual >= 0, b, lo[idx])
-        hi[idx] = np.where(residual <= 0, b, hi[idx])
-        inside = np.isfinite(newton) & (newton >= lo[idx]) & (newton <= hi[idx])
-        step = np.where(inside, newton, 0.5 * (lo[idx] + hi[idx]))
+        lo[rows] = np.where(residual >= 0, b, lo[rows])
+        hi[rows] = np.where(residual <= 0, b, hi[rows])
+        inside = np.isfinite(newton) & (newton >= lo[rows]) & (newton <= hi[rows])
+        step = np.where(inside, newton, 0.5 * (lo[rows] + hi[rows]))
         step = np.where(residual == 0, b, step)
-        beta[idx] = step
+        beta[rows] = step
         scale = np.maximum(1.0, np.abs(step))
-        active[idx] = (np.abs(step - b) > tol * scale) & (hi[idx] - lo[idx] > tol * scale)
+        going = (np.abs(step - b) > tol * scale) & (hi[rows] - lo[rows] > tol * scale) & (np.abs(residual) > 1e-15)
+        if not going.all():
+            rows = rows[going]
+            keep = np.repeat(going, counts)
+            atoms_phi, atoms_mu, atoms_row = atoms_phi[keep], atoms_mu[keep], atoms_row[keep]
+        if rows.size == 0:
+            break
     return beta
 
 
@@ -148,21 +162,34 @@ def _sorted_desc(phi: np.ndarray, mu: np.ndarray):
     return np.take_along_axis(phi, order, axis=-1), np.take_along_axis(mu, order, axis=-1)
 
 
+def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
+    """Sum of the entries strictly before each position (not cumsum - x, which cancels)."""
+    return np.concatenate([np.zeros_like(x[..., :1]), np.cumsum(x[..., :-1], axis=-1)], axis=-1)
+
+
 def cvar_variational(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """min_b { b + (1/rho) E_mu (phi - b)_+ }, minimised exactly over the kinks b = phi_j (B,)."""
     rho = np.asarray(rho, dtype=np.float64).reshape(-1, 1)
     values, weights = _sorted_desc(phi, mu)
-    above_w = np.cumsum(weights, axis=-1) - weights  # weight strictly before j in the order
-    above_s = np.cumsum(weights * values, axis=-1) - weights * values
-    objective = values * (1.0 - above_w / rho) + above_s / rho  # b = values_j
+    above_w = _exclusive_cumsum(weights)  # weight strictly before j in the order
+    above_s = _exclusive_cumsum(weights * values)
+    objective = values * (1.0 - above_w / rho) + above_s / rho  # b = values_j, by running sums
     objective = np.where(weights > 0, objective, np.inf)
-    return np.min(objective, axis=-1)
+    best = np.argmin(objective, axis=-1)
+    # The running sums locate the minimising kink; the value is then taken directly at that kink
+    # and its neighbours, b + (1/rho) E_mu (phi - b)_+, so no cancellation is amplified by 1/rho.
+    last = values.shape[-1] - 1
+    direct = []
+    for offset in (-1, 0, 1):
+        b = np.take_along_axis(values, np.clip(best + offset, 0, last)[:, None], axis=-1)
+        direct.append(b[:, 0] + np.sum(mu * np.maximum(phi - b, 0.0), axis=-1) / rho[:, 0])
+    return np.min(np.stack(direct), axis=0)
 
 
 def cvar_tail_average(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """(1/rho) x (the mean of phi over the top rho of mu's mass, splitting the boundary atom) (B,)."""
     rho = np.asarray(rho, dtype=np.float64).reshape(-1, 1)
     values, weights = _sorted_desc(phi, mu)
-    before = np.cumsum(weights, axis=-1) - weights
+    before = _exclusive_cumsum(weights)
     taken = np.clip(rho - before, 0.0, weights)
     return np.sum(taken * values, axis=-1) / rho[:, 0]

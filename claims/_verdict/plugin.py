@@ -30,7 +30,25 @@ RUN_PROPERTY = "statement_run"
 REGISTRY: Registry = load_registry()
 
 
+def _import_project_modules() -> None:
+    """Import every non-test module of the project up front.
+
+    Hypothesis mixes constants found in the loaded local modules into its generation, so a module
+    imported lazily by one test would change what a later, derandomized search draws, and with it
+    the evidence, depending on test order and on -n. Loading them all first makes it fixed.
+    """
+    import importlib
+    import pkgutil
+
+    root = Path(__file__).resolve().parents[2]
+    for package in ("kernels", "fixtures", "claims"):
+        for info in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
+            if not info.name.rsplit(".", 1)[-1].startswith("test_"):
+                importlib.import_module(info.name)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _import_project_modules()
     config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
     config.stash[_STATE] = _State()
     if not _is_worker(config):

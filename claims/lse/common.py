@@ -1,0 +1,48 @@
+"""Registry ids, tier sizes and shared numbers of the L statement tests."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from fixtures.safe_kl import Instances, random_instances
+from kernels import safe_kl as sk
+
+L1 = "lse/prop-2.4-sandwich"
+L1b = "lse/cor-2.5-logsumexp-form"
+L2 = "lse/lemma-2.7-moduli"
+L3 = "lse/prop-2.6-cvar"
+
+# Instances per analytic statement: smoke, full (the logbook's scale), and the second full run of the
+# main inequalities.
+SIZES = {"smoke": 300, "full": 4000, "full-100k": 100_000}
+TIERS = [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
+MAIN_TIERS = TIERS + [pytest.param("full-100k", marks=pytest.mark.full)]
+ROUNDING = 1e-12  # relative accuracy of the F_rho solver (its reference test: 1e-12 against mpmath)
+
+
+@functools.lru_cache(maxsize=8)
+def instances(seed: int, tier: str, key: str = "main", weights: str = "probability") -> Instances:
+    batch = random_instances(seed, key, SIZES[tier], uniform_weights=weights != "probability")
+    if weights == "counting":
+        batch = Instances(batch.phi, (batch.mu > 0).astype(float), batch.rho, batch.family)
+    return batch
+
+
+@functools.lru_cache(maxsize=8)
+def values(seed: int, tier: str, key: str = "main", weights: str = "probability") -> tuple[np.ndarray, np.ndarray]:
+    """(F, F_rho) of a tier's instances, computed once per process."""
+    batch = instances(seed, tier, key, weights)
+    return sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
+
+
+def slope_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares slope of y on x along the last axis, and its standard error, per row."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    slope = np.sum(xc * yc, axis=-1) / np.sum(xc * xc, axis=-1)
+    resid = yc - slope[..., None] * xc
+    dof = x.shape[-1] - 2
+    se = np.sqrt(np.sum(resid**2, axis=-1) / dof / np.sum(xc * xc, axis=-1))
+    return slope, se

@@ -1,0 +1,178 @@
+"""L1: "... whose induced approximation to LogSumExp satisfies F_rho - O(rho) <= F <= F_rho (Proposition 2.4)."
+
+The printed direction F <= F_rho is refuted (pinned counterexample and a violation count); the
+corrected direction F_rho <= F, Prop 2.4(i)-(ii), duality (5) = (6), Lemma 2.3 and the follow-up
+paper's restated (iii)-(iv) are verified.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+
+from claims._verdict import statement_holds
+from claims.lse.common import L1, MAIN_TIERS, ROUNDING, TIERS, instances, slope_fit, values
+from kernels import safe_kl as sk
+
+# mu = delta_0, phi = 0, rho = 0.1: F = 0 and F_rho = ln(1 - rho) - 1 - ln(1 - rho)/rho = -0.0517553...
+PINNED = (np.zeros((1, 1)), np.ones((1, 1)), np.array([0.1]))
+
+
+def _figure_gap_vs_rho(rhos, gaps, slope):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    for row in gaps[:40]:
+        ax.loglog(rhos, row, color="#0072b2", alpha=0.3, lw=0.8)
+    ax.loglog(rhos, rhos * np.median(gaps[:, -1] / rhos[-1]), color="k", ls="--", label="slope 1")
+    ax.set_xlabel("rho x max Gibbs density", fontsize=8)
+    ax.set_ylabel("(F - F_rho) x max Gibbs density", fontsize=8)
+    ax.set_title(f"F - F_rho against rho; mean fitted slope {slope:.4f}", fontsize=8)
+    ax.legend(fontsize=7)
+    return fig
+
+
+@pytest.mark.claim(L1, statement="printed-direction")
+@pytest.mark.parametrize("tier", MAIN_TIERS)
+def test_printed_direction_f_le_f_rho(options, evidence, tier):
+    pinned_f = float(sk.logsumexp_weighted(*PINNED[:2])[0])
+    pinned_f_rho = float(sk.f_rho_value(*PINNED)[0])
+    closed_form = math.log(0.9) - 1 - math.log(0.9) / 0.1
+    assert abs(pinned_f_rho - closed_form) <= 1e-15, "the solver must reproduce the hand check"
+    f, f_rho = values(options.seed, tier)
+    violations = int(np.sum(f > f_rho))
+    evidence.headline(pinned_F=pinned_f, pinned_F_rho=pinned_f_rho, violations=violations, instances=len(f))
+    evidence.record(pinned={"mu": "delta_0", "phi": 0.0, "rho": 0.1}, closed_form_F_rho=closed_form)
+    statement_holds(
+        pinned_f <= pinned_f_rho and violations == 0,
+        f"F <= F_rho fails: pinned F = {pinned_f} > F_rho = {pinned_f_rho}; {violations}/{len(f)} random instances violate it",
+    )
+
+
+@pytest.mark.claim(L1, statement="corrected-direction")
+@pytest.mark.parametrize("tier", MAIN_TIERS)
+def test_corrected_direction_f_rho_le_f(options, evidence, tier):
+    f, f_rho = values(options.seed, tier)
+    slack = (f - f_rho) / np.maximum(1.0, np.abs(f))
+    evidence.headline(instances=len(f), min_relative_slack=float(slack.min()))
+    evidence.record(families=sorted(set(instances(options.seed, tier).family.tolist())), rounding_allowance=ROUNDING)
+    statement_holds(np.all(slack >= -ROUNDING), f"F_rho > F on {int(np.sum(slack < -ROUNDING))} instances")
+
+
+RHO_GRID = np.geomspace(1e-4, 0.99, 12)
+
+
+@pytest.mark.claim(L1, statement="monotone-in-rho")
+@pytest.mark.parametrize("tier", TIERS)
+def test_f_rho_decreases_in_rho(options, evidence, tier):
+    batch = instances(options.seed, tier)
+    count = len(batch)
+    phi = np.repeat(batch.phi, len(RHO_GRID), axis=0)
+    mu = np.repeat(batch.mu, len(RHO_GRID), axis=0)
+    rho = np.tile(RHO_GRID, count)
+    curve = sk.f_rho_value(phi, mu, rho).reshape(count, len(RHO_GRID))
+    steps = np.diff(curve, axis=1) / np.maximum(1.0, np.abs(curve[:, 1:]))
+    evidence.headline(pairs=int(steps.size), max_relative_increase=float(steps.max()))
+    statement_holds(np.all(steps <= ROUNDING), f"F_rho increases with rho on {int(np.sum(steps > ROUNDING))} pairs")
+
+
+@pytest.mark.claim(L1, statement="rate-in-rho")
+@pytest.mark.parametrize("tier", TIERS)
+def test_gap_vanishes_linearly_in_rho(options, evidence, tier):
+    batch = instances(options.seed, tier)
+    f = sk.logsumexp_weighted(batch.phi, batch.mu)
+    # The asymptotic regime starts once rho is small against 1 / (largest Gibbs density e^(phi - F)).
+    density = np.exp(np.max(np.where(batch.mu > 0, batch.phi, -np.inf), axis=1) - f)
+    unit = np.geomspace(1e-6, 1e-3, 7)
+    rhos = unit[None, :] / np.maximum(1.0, density)[:, None]
+    count = len(batch)
+    f_rho = sk.f_rho_value(np.repeat(batch.phi, 7, axis=0), np.repeat(batch.mu, 7, axis=0), rhos.ravel()).reshape(count, 7)
+    gaps = f[:, None] - f_rho
+    slope, se = slope_fit(np.log(rhos), np.log(gaps))
+    mean, sem = float(slope.mean()), float(slope.std(ddof=1) / math.sqrt(count))
+    evidence.headline(mean_exponent=mean, exponent_standard_error=sem)
+    evidence.record(per_instance_se_median=float(np.median(se)), min_exponent=float(slope.min()), max_exponent=float(slope.max()))
+    evidence.figure("F - F_rho against rho (log-log)", _figure_gap_vs_rho(unit, gaps * np.maximum(1.0, density)[:, None], mean))
+    statement_holds(np.all(gaps > 0) and abs(mean - 1) < 0.02, f"fitted exponent {mean:.4f} +/- {sem:.4f}")
+
+
+@pytest.mark.claim(L1, statement="duality")
+@pytest.mark.parametrize("tier", TIERS)
+def test_primal_equals_dual(options, evidence, tier):
+    batch = instances(options.seed, tier)
+    density = sk.optimal_density(batch.phi, batch.mu, batch.rho)
+    dual = sk.f_rho_value(batch.phi, batch.mu, batch.rho)
+    primal = sk.primal_objective(batch.phi, batch.mu, batch.rho, density)
+    mass = np.sum(batch.mu * density, axis=1)
+    gap = float(np.max(np.abs(primal - dual) / np.maximum(1.0, np.abs(dual))))
+    capped = bool(np.all(density * batch.rho[:, None] <= 1.0))  # the constraint dnu/dmu <= 1/rho
+    # An independent search over capped densities (SLSQP) on small instances finds nothing larger.
+    small = np.flatnonzero(np.sum(batch.mu > 0, axis=1) <= 12)[:20]
+    best_found = []
+    for i in small:
+        real = batch.mu[i] > 0
+        phi, mu, rho = batch.phi[i, real], batch.mu[i, real], batch.rho[i]
+        objective = lambda q: -float(np.sum(mu * (q * phi - sk.f_rho(q, rho))))  # noqa: E731
+        result = minimize(
+            objective, np.ones_like(mu), method="SLSQP", bounds=[(1e-12, 1 / rho - 1e-12)] * len(mu),
+            constraints=[{"type": "eq", "fun": lambda q: float(np.sum(mu * q) - 1)}], options={"ftol": 1e-14, "maxiter": 500},
+        )
+        best_found.append(-result.fun - dual[i])
+    evidence.headline(max_primal_dual_gap=gap, slsqp_max_excess=float(max(best_found)))
+    evidence.record(max_mass_error=float(np.max(np.abs(mass - 1))), density_below_cap=capped, slsqp_instances=len(small))
+    assert np.max(np.abs(mass - 1)) <= 1e-12 and capped
+    statement_holds(gap <= 1e-10 and max(best_found) <= 1e-7, f"primal {gap:.3g} from dual; SLSQP excess {max(best_found):.3g}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(L1, statement="conjugate-formula")
+def test_conjugate_formula(evidence):
+    worst = 0.0
+    for rho in np.geomspace(1e-3, 0.99, 8):
+        for s in np.linspace(-10, 10 + math.log(1 / rho), 9):
+            res = minimize_scalar(lambda t: -(s * t - float(sk.f_rho(np.array(t), rho))), bounds=(0, 1 / rho), method="bounded", options={"xatol": 1e-13})
+            numeric = -res.fun
+            formula = float(sk.f_rho_conjugate(s, rho))
+            worst = max(worst, abs(numeric - formula) / max(1.0, abs(formula)))
+    evidence.headline(max_relative_error=worst, pairs=72)
+    statement_holds(worst <= 1e-10, f"Lemma 2.3 formula off by {worst:.3g}")
+
+
+def _restated(options, tier):
+    batch = instances(options.seed, tier)
+    f, f_rho = values(options.seed, tier)
+    kappa = np.sum(batch.mu * np.exp(2 * (batch.phi - f[:, None])), axis=1)
+    inside = batch.rho * kappa < 1
+    log_term = np.log1p(-np.where(inside, batch.rho * kappa, 0.0))
+    return batch, f, f_rho, inside, log_term
+
+
+@pytest.mark.claim(L1, statement="restated-iii")
+@pytest.mark.parametrize("tier", TIERS)
+def test_restated_iii(options, evidence, tier):
+    batch, f, f_rho, inside, log_term = _restated(options, tier)
+    lower_slack = (f_rho - (f + batch.rho / 2 + log_term))[inside]
+    upper_slack = (f - f_rho)[inside]
+    scale = np.maximum(1.0, np.abs(f[inside]))
+    evidence.headline(instances_in_range=int(inside.sum()), min_lower_slack=float(lower_slack.min()))
+    evidence.record(label="restated by the follow-up paper", min_upper_slack=float(upper_slack.min()))
+    assert inside.sum() >= len(f) // 10, "too few instances with rho kappa < 1"
+    statement_holds(np.all(lower_slack >= -ROUNDING * scale) and np.all(upper_slack >= -ROUNDING * scale), "restated (iii) fails")
+
+
+@pytest.mark.claim(L1, statement="restated-iv")
+@pytest.mark.parametrize("tier", TIERS)
+def test_restated_iv(options, evidence, tier):
+    batch, f, _, inside, log_term = _restated(options, tier)
+    alpha = sk.optimal_shift(batch.phi, batch.mu, batch.rho)
+    lower_slack = (alpha - (f + log_term))[inside]
+    upper_slack = (f - alpha)[inside]
+    scale = np.maximum(1.0, np.abs(f[inside]))
+    evidence.headline(instances_in_range=int(inside.sum()), min_lower_slack=float(lower_slack.min()), min_upper_slack=float(upper_slack.min()))
+    evidence.record(label="restated by the follow-up paper")
+    statement_holds(np.all(lower_slack >= -ROUNDING * scale) and np.all(upper_slack > 0), "restated (iv) fails")
