@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 
 from claims._verdict import statement_holds
-from claims.lse.common import L2
+from claims.lse.common import L2, TIERS
 from kernels import safe_kl as sk
 from kernels.seeding import keyed_rng
 
 RHOS = np.geomspace(1e-3, 0.99, 10)
-CHORDS = 20_000
+CHORDS = {"smoke": 20_000, "full": 200_000}  # per rho and modulus (the logbook: 200000)
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(L2, statement="min-curvature")
-def test_min_curvature_is_four_rho(evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_min_curvature_is_four_rho(evidence, tier):
     worst_value = worst_place = 0.0
     for rho in RHOS:
         t = np.linspace(0, 1 / rho, 2_000_001)[1:-1]
@@ -30,33 +30,33 @@ def test_min_curvature_is_four_rho(evidence):
     statement_holds(worst_value <= 1e-9 and worst_place <= 1e-5, f"min f'' / (4 rho) - 1 = {worst_value:.3g}, argmin off by {worst_place:.3g}")
 
 
-def _chord_violations(rho: float, modulus: float, rng) -> int:
-    t1, t2 = rng.uniform(0, 1 / rho, (2, CHORDS))
-    lam = rng.uniform(0, 1, CHORDS)
+def _chord_violations(rho: float, modulus: float, rng, chords: int) -> int:
+    t1, t2 = rng.uniform(0, 1 / rho, (2, chords))
+    lam = rng.uniform(0, 1, chords)
     mid = lam * t1 + (1 - lam) * t2
     slack = lam * sk.f_rho(t1, rho) + (1 - lam) * sk.f_rho(t2, rho) - sk.f_rho(mid, rho) - 0.5 * modulus * lam * (1 - lam) * (t1 - t2) ** 2
     return int(np.sum(slack < -1e-12 * (1 + np.abs(sk.f_rho(mid, rho)))))
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(L2, statement="strong-convexity-chords")
-def test_strong_convexity_chord_inequality(evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_strong_convexity_chord_inequality(evidence, tier):
     counts = {"rho": 0, "4 rho": 0, "4.05 rho": 0}
     failing_rhos = 0
     for rho in RHOS:
-        rng = keyed_rng(f"lse/chords|{rho:.17g}")
-        row = {name: _chord_violations(rho, factor * rho, rng) for name, factor in (("rho", 1.0), ("4 rho", 4.0), ("4.05 rho", 4.05))}
+        rng = keyed_rng(f"lse/chords|{tier}|{rho:.17g}")
+        row = {name: _chord_violations(rho, factor * rho, rng, CHORDS[tier]) for name, factor in (("rho", 1.0), ("4 rho", 4.0), ("4.05 rho", 4.05))}
         counts = {k: counts[k] + row[k] for k in counts}
         failing_rhos += row["4.05 rho"] > 0
     evidence.headline(violations_at_rho=counts["rho"], violations_at_4rho=counts["4 rho"], violations_at_4_05rho=counts["4.05 rho"])
-    evidence.record(chords_per_rho_and_modulus=CHORDS, rhos=RHOS, rhos_where_4_05_fails=failing_rhos)
+    evidence.record(chords_per_rho_and_modulus=CHORDS[tier], rhos=RHOS, rhos_where_4_05_fails=failing_rhos)
     assert failing_rhos == len(RHOS), "the tightness audit must fail at 4.05 rho for every rho"
     statement_holds(counts["rho"] == 0 and counts["4 rho"] == 0, f"chord violations {counts}")
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(L2, statement="conjugate-max-curvature")
-def test_conjugate_max_curvature(evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_conjugate_max_curvature(evidence, tier):
     worst_value = worst_place = 0.0
     for rho in RHOS:
         s = np.linspace(-np.log(rho) - 30, -np.log(rho) + 30, 2_000_001)
@@ -68,29 +68,29 @@ def test_conjugate_max_curvature(evidence):
     statement_holds(worst_value <= 1e-9 and worst_place <= 1e-4, f"max (f*)'' x 4 rho - 1 = {worst_value:.3g}, argmax off by {worst_place:.3g}")
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(L2, statement="smoothness-lipschitz")
-def test_conjugate_gradient_lipschitz(evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_conjugate_gradient_lipschitz(evidence, tier):
     counts = {"1/rho": 0, "1/(4 rho)": 0, "1/(4.05 rho)": 0}
     failing_rhos = 0
     for rho in RHOS:
-        rng = keyed_rng(f"lse/lipschitz|{rho:.17g}")
-        centre = -np.log(rho)
-        s1 = rng.uniform(centre - 20, centre + 20, CHORDS)
-        s2 = s1 + rng.normal(0, 1, CHORDS) * np.geomspace(1e-4, 10, CHORDS)
+        rng = keyed_rng(f"lse/lipschitz|{tier}|{rho:.17g}")
+        centre, pairs = -np.log(rho), CHORDS[tier]
+        s1 = rng.uniform(centre - 20, centre + 20, pairs)
+        s2 = s1 + rng.normal(0, 1, pairs) * np.geomspace(1e-4, 10, pairs)
         ratio = np.abs(sk.f_rho_conjugate_prime(s1, rho) - sk.f_rho_conjugate_prime(s2, rho)) / np.abs(s1 - s2)
         row = {name: int(np.sum(ratio > bound * (1 + 1e-9))) for name, bound in (("1/rho", 1 / rho), ("1/(4 rho)", 1 / (4 * rho)), ("1/(4.05 rho)", 1 / (4.05 * rho)))}
         counts = {k: counts[k] + row[k] for k in counts}
         failing_rhos += row["1/(4.05 rho)"] > 0
     evidence.headline(violations_at_1_over_rho=counts["1/rho"], violations_at_1_over_4rho=counts["1/(4 rho)"], violations_at_1_over_4_05rho=counts["1/(4.05 rho)"])
-    evidence.record(pairs_per_rho=CHORDS, rhos_where_1_over_4_05rho_fails=failing_rhos)
+    evidence.record(pairs_per_rho=CHORDS[tier], rhos_where_1_over_4_05rho_fails=failing_rhos)
     assert failing_rhos == len(RHOS), "the tightness audit must fail at 1/(4.05 rho) for every rho"
     statement_holds(counts["1/rho"] == 0 and counts["1/(4 rho)"] == 0, f"Lipschitz violations {counts}")
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(L2, statement="legendre-identity")
-def test_legendre_identity(evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_legendre_identity(evidence, tier):
     # At 40 digits: composing (f*)' with f'' in float64 loses digits where 1 - rho t cancels.
     mpmath.mp.dps = 40
     worst = 0.0
