@@ -16,10 +16,10 @@ def _responsibilities(options, v, means, variances, dtype="float64"):
     return to_numpy(bm.responsibilities(*arrays))
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(B1, statement="rows-sum-to-one")
-def test_rows_sum_to_one(options, evidence):
-    v, _ = clustering_data(options.seed, "smoke")
+@pytest.mark.parametrize("tier", TIERS)
+def test_rows_sum_to_one(options, evidence, tier):
+    v, _ = clustering_data(options.seed, tier)
     worst = 0.0
     for variances in (CLUSTER_VARIANCES, UNEQUAL_VARIANCES):
         worst = max(worst, float(np.max(np.abs(_responsibilities(options, v, CLUSTER_MEANS, variances).sum(axis=1) - 1))))
@@ -33,11 +33,11 @@ def _density_responsibilities(v, means, variances):
     return joint / joint.sum(axis=1, keepdims=True)
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(B1, statement="softmax-equals-responsibilities")
 @pytest.mark.parametrize("dtype, tolerance", [("float64", 1e-12), ("float32", 1e-5)])
-def test_softmax_of_energies_equals_density_responsibilities(options, evidence, dtype, tolerance):
-    v, _ = clustering_data(options.seed, "smoke")
+@pytest.mark.parametrize("tier", TIERS)
+def test_softmax_of_energies_equals_density_responsibilities(options, evidence, tier, dtype, tolerance):
+    v, _ = clustering_data(options.seed, tier)
     errors, mutant_errors = {}, {}
     for name, variances in (("shared variances", CLUSTER_VARIANCES), ("unequal variances", UNEQUAL_VARIANCES)):
         reference = _density_responsibilities(v, CLUSTER_MEANS, variances)  # float64, from densities

@@ -39,12 +39,12 @@ def _spread_over_k(v, a, sigma, w, pi, complete_square=True):
     return float(np.max(np.ptp(diff, axis=1)) / scale)
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(B2, statement="energy-difference-constant-in-k")
-def test_energy_difference_is_constant_in_k(evidence):
+@pytest.mark.parametrize("examples", [pytest.param(300, marks=pytest.mark.smoke), pytest.param(3000, marks=pytest.mark.full)])
+def test_energy_difference_is_constant_in_k(evidence, examples):
     seen = {"examples": 0, "worst_relative_spread": 0.0, "mutant_detectable": 0, "mutant_detected": 0}
 
-    @settings(max_examples=300, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(couplings())
     def check(instance):
         spread = _spread_over_k(*instance)

@@ -45,9 +45,10 @@ def band(chains: int, curve: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]
     return low, high, level
 
 
-@pytest.mark.smoke
+# The tutorial's own check at the tutorial's size (6000 chains, 30 sweeps), in either tier.
 @pytest.mark.claim(B4, statement="tutorial-check")
-def test_back_half_occupancy_near_pi(options, evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_back_half_occupancy_near_pi(options, evidence, tier):
     trace = gibbs_trace(options.seed, "smoke", "float64", options.backend, options.device)
     back = trace[len(trace) // 2 :].mean(axis=0)
     deviation = float(np.max(np.abs(back - PI)))
@@ -56,9 +57,9 @@ def test_back_half_occupancy_near_pi(options, evidence):
     statement_holds(trace[0, 0] > 0.95 and deviation < 0.04, f"start {trace[0]}, back half {back} vs pi {PI}")
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(B4, statement="transition-matrix")
-def test_transition_matrix_is_reversible_with_stationary_pi(evidence):
+@pytest.mark.parametrize("tier", TIERS)
+def test_transition_matrix_is_reversible_with_stationary_pi(evidence, tier):
     transition = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
     refined = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI, order=480)
     quadrature_error = float(np.max(np.abs(transition - refined)))
