@@ -68,14 +68,40 @@ def _sigmoid(x: Any) -> Any:
 # LogSumExp and its Safe-KL approximation
 
 
-def logsumexp_weighted(phi: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """F(phi) = ln E_mu e^phi per instance (B,), overflow-free."""
-    top = np.max(np.where(mu > 0, phi, -np.inf), axis=-1, keepdims=True)
-    return top[..., 0] + np.log(np.sum(mu * np.exp(phi - top), axis=-1))
+def logsumexp_weighted(phi: Any, mu: Any) -> Any:
+    """F(phi) = ln E_mu e^phi per instance (B,), overflow-free (NumPy or torch)."""
+    xp = namespace(phi, mu)
+    top = xp.max(xp.where(mu > 0, phi, xp.full_like(phi, -xp.inf)), axis=-1, keepdims=True)
+    return top[..., 0] + xp.log(xp.sum(mu * xp.exp(phi - top), axis=-1))
 
 
 def _logit(p: Any) -> Any:
-    return np.log(p) - np.log1p(-p)
+    xp = namespace(p)
+    return xp.log(p) - xp.log1p(-p)
+
+
+def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations: int, tol: float) -> Any:
+    """The same safeguarded Newton on the padded arrays, for any array-API backend (torch, CUDA)."""
+    xp = namespace(phi, mu)
+    beta = xp.asarray(hi, copy=True)
+    log_rho = xp.log(rho)
+    for _ in range(iterations):
+        e = xp.exp(xp.clip(beta[:, None] - phi, max=700.0))
+        p = 1.0 / (1.0 + e)
+        weighted = mu * p
+        total = xp.sum(weighted, axis=-1)
+        residual = xp.log(total) - log_rho
+        newton = beta + residual * total / xp.sum(weighted * (1.0 - p), axis=-1)
+        lo = xp.where(residual >= 0, beta, lo)
+        hi = xp.where(residual <= 0, beta, hi)
+        inside = xp.isfinite(newton) & (newton >= lo) & (newton <= hi)
+        step = xp.where(residual == 0, beta, xp.where(inside, newton, 0.5 * (lo + hi)))
+        scale = xp.maximum(xp.abs(step), xp.ones_like(step))
+        going = (xp.abs(step - beta) > tol * scale) & (hi - lo > tol * scale) & (xp.abs(residual) > 1e-15)
+        beta = step
+        if not bool(xp.any(going)):
+            break
+    return beta
 
 
 def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = 2e-15) -> np.ndarray:
@@ -86,6 +112,12 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
     tightens; a step leaving the bracket is replaced by bisection. The atoms are processed ragged
     (padding costs nothing) and a converged instance stops costing anything.
     """
+    if not isinstance(phi, np.ndarray):  # torch (CPU or CUDA): padded arrays
+        xp = namespace(phi, mu)
+        mass = xp.sum(mu, axis=-1)
+        lo = xp.min(xp.where(mu > 0, phi, xp.full_like(phi, xp.inf)), axis=-1) - _logit(rho / mass)
+        hi = logsumexp_weighted(phi, mu) - xp.log(rho)
+        return _solve_beta_padded(phi, mu, rho, lo, hi, iterations, tol)
     phi, mu = np.asarray(phi, dtype=np.float64), np.asarray(mu, dtype=np.float64)
     rho = np.asarray(rho, dtype=np.float64).reshape(-1)
     real = mu > 0
@@ -128,17 +160,26 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
     return beta
 
 
-def optimal_shift(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+def optimal_shift(phi: Any, mu: Any, rho: Any) -> Any:
     """alpha* = beta + ln rho (B,)."""
-    return solve_beta(phi, mu, rho) + np.log(np.asarray(rho, dtype=np.float64).reshape(-1))
+    xp = namespace(phi, mu)
+    rho = _as_rho(phi, rho)
+    return solve_beta(phi, mu, rho) + xp.log(rho)
 
 
-def f_rho_value(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, beta: np.ndarray | None = None) -> np.ndarray:
+def _as_rho(phi: Any, rho: Any) -> Any:
+    if isinstance(phi, np.ndarray):
+        return np.asarray(rho, dtype=np.float64).reshape(-1)
+    return rho
+
+
+def f_rho_value(phi: Any, mu: Any, rho: Any, *, beta: Any = None) -> Any:
     """F_rho(phi) = alpha* - 1 + (1/rho) E_mu softplus(phi - beta) (B,)."""
-    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    xp = namespace(phi, mu)
+    rho = _as_rho(phi, rho)
     beta = solve_beta(phi, mu, rho) if beta is None else beta
-    softplus = np.logaddexp(0.0, phi - beta[:, None])
-    return beta + np.log(rho) - 1.0 + np.sum(mu * softplus, axis=-1) / rho
+    softplus = xp.logaddexp(xp.zeros_like(phi), phi - beta[:, None])
+    return beta + xp.log(rho) - 1.0 + xp.sum(mu * softplus, axis=-1) / rho
 
 
 def optimal_density(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:

@@ -70,3 +70,26 @@ def test_solver_is_overflow_free_for_phi_spanning_hundreds():
     assert np.all(np.isfinite(value))
     for i in range(2):
         assert abs(float((value[i] - _mp_reference(phi[i], mu[i], rho[i])[0]) / value[i])) <= 1e-12
+
+
+def _backend_agreement(device: str) -> float:
+    import torch
+
+    batch = random_instances(7, "torch-reference", 500)
+    args = [torch.as_tensor(x, device=device) for x in (batch.phi, batch.mu, batch.rho)]
+    worst = 0.0
+    for fn in (sk.f_rho_value, sk.optimal_shift, sk.logsumexp_weighted):
+        ours = fn(batch.phi, batch.mu, batch.rho) if fn is not sk.logsumexp_weighted else fn(batch.phi, batch.mu)
+        theirs = fn(*args) if fn is not sk.logsumexp_weighted else fn(*args[:2])
+        worst = max(worst, float(np.max(np.abs(theirs.cpu().numpy() - ours) / np.maximum(1.0, np.abs(ours)))))
+    return worst
+
+
+@pytest.mark.smoke
+def test_numpy_and_torch_solvers_agree():
+    assert _backend_agreement("cpu") <= 1e-12
+
+
+@pytest.mark.gpu
+def test_cuda_solver_agrees_with_numpy():
+    assert _backend_agreement("cuda") <= 1e-12
