@@ -1,0 +1,47 @@
+"""Reference tests of the eOT kernels: the fast Gaussian sums against direct summation, the Sinkhorn
+reference against POT, and the samplers against their densities."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from kernels import eot
+from kernels.seeding import keyed_rng
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize(
+    "config",
+    [eot.SgdConfig("proposed", 10.0, 10.0, 0.3), eot.SgdConfig("baseline", 0.1, 1e-3)],
+    ids=lambda c: c.name,
+)
+def test_fast_gauss_sums_match_direct_summation_at_1e4_iterations(config):
+    run = eot.kernel_sgd(config, [11, 12], 10_000, (10_000,), record_steps=True)
+    xs, ys = run["samples"]
+    targets = np.broadcast_to(np.linspace(-1.5, 5.5, 300), (2, 300)).copy()
+    for sums, sources in ((run["u_sum"], xs), (run["v_sum"], ys)):
+        direct = eot.direct_sum(sources, run["steps"], targets, config.sigma2)
+        assert np.max(np.abs(sums(targets) - direct)) <= 1e-9
+        assert np.all(sums.error_bound() <= 1e-12)  # the truncation part of the error, by its bound
+
+
+@pytest.mark.smoke
+def test_sinkhorn_reference_matches_pot():
+    import ot
+
+    n = 200
+    x, a, y, b = eot.quadrature(n)
+    plan = ot.sinkhorn(a, b, (x[:, None] - y[None, :]) ** 2, eot.EPS, method="sinkhorn_log", numItermax=100_000, stopThr=1e-13)
+    ours = eot.sinkhorn_dual(n)["value"]
+    assert abs(eot.primal_value(plan, n) - ours) <= 1e-9
+
+
+@pytest.mark.smoke
+def test_samplers_follow_their_densities():
+    rng = keyed_rng("eot/sampler-reference")
+    for sample, density in ((eot.sample_mu, eot.density_mu), (eot.sample_nu, eot.density_nu)):
+        draws = sample(rng, (20_000,))
+        grid = np.linspace(draws.min() - 1, draws.max() + 1, 20_001)
+        cdf = np.cumsum(density(grid)) * (grid[1] - grid[0])
+        assert stats.kstest(draws, lambda t: np.interp(t, grid, cdf)).pvalue > 1e-4
