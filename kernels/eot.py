@@ -189,13 +189,13 @@ class SgdConfig:
     sigma2: float
     C: float
     rho: float = 0.0
-    alpha_init: str = "zero"  # or "cost": alpha_0 = -c(x_1, y_1) / eps (the logbook's code variant)
+    alpha_init: str = "zero"  # or "cost": alpha_0 = -c(x_1, y_1), the logbook's "-c_0/eps" in the exponent's units
 
     @property
     def name(self) -> str:
         if self.method == "baseline":
             return f"baseline sigma2={self.sigma2:g} C={self.C:g}"
-        return f"proposed sigma2={self.sigma2:g} rho={self.rho:g} C={self.C:g}" + (" alpha0=-c/eps" if self.alpha_init == "cost" else "")
+        return f"proposed sigma2={self.sigma2:g} rho={self.rho:g} C={self.C:g}" + (" alpha0=-c(x1,y1)" if self.alpha_init == "cost" else "")
 
 
 def _weight(config: SgdConfig, z: np.ndarray, dtype) -> np.ndarray:
@@ -220,7 +220,7 @@ def kernel_sgd(config: SgdConfig, seeds: list[int], iterations: int, checkpoints
     v_sum = GaussSum(series, config.sigma2, -2.0, 6.5, dtype=dt)
     alpha = np.zeros(series, dtype=dt)
     if config.method == "proposed" and config.alpha_init == "cost":
-        alpha = (-((xs[:, 0] - ys[:, 0]) ** 2) / EPS).astype(dt)
+        alpha = (-((xs[:, 0] - ys[:, 0]) ** 2)).astype(dt)
     max_arg = np.full(series, -np.inf)
     first_nonfinite = np.full(series, -1, dtype=np.int64)
     snapshots = {}
