@@ -35,10 +35,6 @@ def f_rho(t: Any, rho: Any) -> Any:
     return xp.where(inside, a + b + 1.0, xp.full_like(tt, xp.inf))
 
 
-def f_rho_prime(t: Any, rho: Any) -> Any:
-    return np.log(t) - np.log1p(-rho * t)
-
-
 def f_rho_second(t: Any, rho: Any) -> Any:
     """f_rho''(t) = 1/t + rho/(1 - rho t)."""
     return 1.0 / t + rho / (1.0 - rho * t)
