@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
+from kernels.backend import namespace, to_backend, to_numpy
+
 EPS = 0.01
 MU_MEAN, MU_SD = 1.0, 1.0 / math.sqrt(8.0 * math.pi)
 NU_PARTS = ((0.5, 0.0, math.sqrt(0.02)), (0.5, 2.0, math.sqrt(1.0 / (2.0 * math.pi))))  # (weight, mean, sd)
@@ -123,7 +125,7 @@ def primal_value(plan: np.ndarray, n: int, eps: float = EPS) -> float:
 
 
 class GaussSum:
-    """U_s(x) = sum_j b_sj exp(-(x - x_sj)^2 / h^2) for S series at once (h = sigma).
+    """U_s(x) = sum_j b_sj exp(-(x - x_sj)^2 / h^2) for S series at once (h = sigma), NumPy or torch.
 
     exp(-(x - x_j)^2/h^2) = e^(-u^2) e^(-t^2) e^(2ut) with u = (x - c)/h, t = (x_j - c)/h for a box
     centre c; e^(2ut) is expanded to `order` terms. Boxes have width h (|t| <= 1/2) and a point only
@@ -132,15 +134,19 @@ class GaussSum:
     e^(-(|u| - 1/2)^2) (|u|)^order / order! e^|u| (``error_bound``).
     """
 
-    def __init__(self, series: int, sigma2: float, lo: float, hi: float, *, order: int = 40, cutoff: float = 6.5, dtype=np.float64):
+    def __init__(self, series: int, sigma2: float, lo: float, hi: float, *, order: int = 40, cutoff: float = 6.5,
+                 dtype: str = "float64", backend: str = "numpy", device: str = "cpu"):
         self.h = math.sqrt(sigma2)
         self.lo = lo
-        self.centres = np.arange(lo + 0.5 * self.h, hi + self.h, self.h)
-        self.order, self.cutoff, self.dtype = order, cutoff, np.dtype(dtype)
+        self.order, self.cutoff = order, cutoff
+        centres = np.arange(lo + 0.5 * self.h, hi + self.h, self.h)
         n = np.arange(order)
-        self.coef = np.exp(n * math.log(2.0) - gammaln(n + 1)).astype(self.dtype)  # 2^n / n!
-        self.moments = np.zeros((series, len(self.centres), order), dtype=self.dtype)
-        self.rows = np.arange(series)
+        coef = np.exp(n * math.log(2.0) - gammaln(n + 1))  # 2^n / n!
+        self.centres = to_backend(centres.astype(dtype), backend, device)
+        self.coef = to_backend(coef.astype(dtype), backend, device)
+        self.moments = to_backend(np.zeros((series, len(centres), order), dtype=dtype), backend, device)
+        self.rows = to_backend(np.arange(series), backend, device)
+        self.xp = namespace(self.moments)
         self.abs_total = np.zeros(series)
 
     def error_bound(self) -> np.ndarray:
@@ -150,27 +156,30 @@ class GaussSum:
         truncation = float(np.exp(np.max(log_term)))
         return self.abs_total * (truncation + math.exp(-self.cutoff**2))
 
-    def _box(self, x: np.ndarray) -> np.ndarray:
-        return np.clip(np.floor((x - self.lo) / self.h).astype(np.int64), 0, len(self.centres) - 1)
+    def _powers(self, base):
+        """[1, b, b^2, ..., b^(order-1)] along a new last axis."""
+        xp = self.xp
+        stacked = xp.concat([xp.ones_like(base)[..., None], xp.broadcast_to(base[..., None], (*base.shape, self.order - 1))], axis=-1)
+        return xp.cumulative_prod(stacked, axis=-1)
 
-    def add(self, x: np.ndarray, weight: np.ndarray) -> None:
+    def add(self, x, weight) -> None:
         """Add one source per series: x (S,), weight (S,)."""
-        box = self._box(x)
-        t = ((x - self.centres[box]) / self.h).astype(self.dtype)
-        powers = np.cumprod(np.concatenate([np.ones_like(t)[:, None], np.repeat(t[:, None], self.order - 1, axis=1)], axis=1), axis=1)
-        self.moments[self.rows, box] += (weight * np.exp(-t * t)).astype(self.dtype)[:, None] * powers
+        xp = self.xp
+        box = xp.clip(xp.astype(xp.floor((x - self.lo) / self.h), xp.int64), 0, self.centres.shape[0] - 1)
+        t = (x - xp.take(self.centres, box)) / self.h
+        self.moments[self.rows, box] += (weight * xp.exp(-t * t))[:, None] * self._powers(t)
         with np.errstate(invalid="ignore"):
-            self.abs_total += np.abs(weight.astype(np.float64))
+            self.abs_total += np.abs(to_numpy(weight).astype(np.float64))
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
+    def __call__(self, x):
         """Evaluate every series at its own points: x (S,) or (S, m) -> same shape."""
+        xp = self.xp
         squeeze = x.ndim == 1
-        points = x[:, :, None] if not squeeze else x[:, None, None]
-        u = ((points - self.centres[None, None, :]) / self.h).astype(self.dtype)  # (S, m, B)
-        near = np.abs(u) <= self.cutoff + 0.5
-        powers = np.cumprod(np.concatenate([np.ones_like(u)[..., None], np.repeat(u[..., None], self.order - 1, axis=-1)], axis=-1), axis=-1)
-        poly = np.einsum("smbn,sbn->smb", powers * self.coef, self.moments)
-        value = np.sum(np.where(near, np.exp(-u * u) * poly, 0), axis=-1)
+        points = x[:, None, None] if squeeze else x[:, :, None]
+        u = (points - self.centres[None, None, :]) / self.h  # (S, m, B)
+        near = xp.abs(u) <= self.cutoff + 0.5
+        poly = xp.sum(self._powers(u) * self.coef * self.moments[:, None, :, :], axis=-1)
+        value = xp.sum(xp.where(near, xp.exp(-u * u) * poly, xp.zeros_like(u)), axis=-1)
         return value[:, 0] if squeeze else value
 
 
@@ -198,75 +207,77 @@ class SgdConfig:
         return f"proposed sigma2={self.sigma2:g} rho={self.rho:g} C={self.C:g}" + (" alpha0=-c(x1,y1)" if self.alpha_init == "cost" else "")
 
 
-def _weight(config: SgdConfig, z: np.ndarray, dtype) -> np.ndarray:
-    """exp(z/eps) (baseline) or sigma_rho(z/eps) = e^s / (1 + rho e^s) (proposed), in dtype."""
-    s = (z / EPS).astype(dtype)
+def _weight(config: SgdConfig, z, floor: float):
+    """exp(z/eps) (baseline) or sigma_rho(z/eps) = e^s / (1 + rho e^s) (proposed), in z's dtype."""
+    xp = namespace(z)
+    s = z / EPS
     if config.method == "baseline":
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.exp(s)
+        return xp.exp(s)
     # e^s / (1 + rho e^s) = sigmoid(s + ln rho) / rho, never overflowing.
-    shifted = s + dtype.type(math.log(config.rho))
-    return (1.0 / (1.0 + np.exp(-np.clip(shifted, -80 if dtype == np.float32 else -700, None)))) / dtype.type(config.rho)
+    return (1.0 / (1.0 + xp.exp(-xp.clip(s + math.log(config.rho), floor, None)))) / config.rho
 
 
-def kernel_sgd(config: SgdConfig, seeds: list[int], iterations: int, checkpoints: tuple[int, ...], *, dtype: str = "float64", record_steps: bool = False) -> dict:
-    """Run SGD for every seed at once; return potentials' snapshots (as GaussSum evaluations) and
-    overflow diagnostics: the largest exponent argument z/eps reached and the first non-finite iteration."""
-    dt = np.dtype(dtype)
+def kernel_sgd(config: SgdConfig, seeds: list[int], iterations: int, checkpoints: tuple[int, ...], *,
+               dtype: str = "float64", backend: str = "numpy", device: str = "cpu", record_steps: bool = False) -> dict:
+    """Run SGD for every seed at once; keep the v-moments at the checkpoints and the overflow
+    diagnostics: the largest exponent argument z/eps reached and the first non-finite iteration.
+    Samples come from NumPy generators keyed by seed, whatever the backend."""
     series = len(seeds)
-    xs = np.stack([sample_mu(np.random.default_rng([s, 1]), (iterations,)) for s in seeds]).astype(dt)
-    ys = np.stack([sample_nu(np.random.default_rng([s, 2]), (iterations,)) for s in seeds]).astype(dt)
-    u_sum = GaussSum(series, config.sigma2, -2.0, 6.5, dtype=dt)
-    v_sum = GaussSum(series, config.sigma2, -2.0, 6.5, dtype=dt)
-    alpha = np.zeros(series, dtype=dt)
+    xs_np = np.stack([sample_mu(np.random.default_rng([s, 1]), (iterations,)) for s in seeds]).astype(dtype)
+    ys_np = np.stack([sample_nu(np.random.default_rng([s, 2]), (iterations,)) for s in seeds]).astype(dtype)
+    xs, ys = to_backend(xs_np, backend, device), to_backend(ys_np, backend, device)
+    xp = namespace(xs)
+    u_sum = GaussSum(series, config.sigma2, -2.0, 6.5, dtype=dtype, backend=backend, device=device)
+    v_sum = GaussSum(series, config.sigma2, -2.0, 6.5, dtype=dtype, backend=backend, device=device)
+    alpha = xp.zeros_like(xs[:, 0])
     if config.method == "proposed" and config.alpha_init == "cost":
-        alpha = (-((xs[:, 0] - ys[:, 0]) ** 2)).astype(dt)
-    max_arg = np.full(series, -np.inf)
+        alpha = -((xs[:, 0] - ys[:, 0]) ** 2)
+    floor = -80.0 if dtype == "float32" else -700.0
+    max_arg = xp.full_like(alpha, -xp.inf)
     first_nonfinite = np.full(series, -1, dtype=np.int64)
+    nonfinite_seen = xp.zeros(series, dtype=xp.int64, device=getattr(xs, "device", None))
     snapshots = {}
-    steps = np.zeros((series, iterations), dtype=dt) if record_steps else None
-    for i in range(1, iterations + 1):
-        x, y = xs[:, i - 1], ys[:, i - 1]
-        with np.errstate(over="ignore", invalid="ignore"):
+    steps = xp.zeros_like(xs) if record_steps else None
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(1, iterations + 1):
+            x, y = xs[:, i - 1], ys[:, i - 1]
             z = u_sum(x) + v_sum(y) + alpha - (x - y) ** 2
-            max_arg = np.fmax(max_arg, (z / EPS).astype(np.float64))
-            step = (config.C / math.sqrt(i)) * (1.0 - _weight(config, z, dt))
-            step = step.astype(dt)
-        bad = ~np.isfinite(step) & (first_nonfinite < 0)
-        first_nonfinite[bad] = i
-        u_sum.add(x, step)
-        v_sum.add(y, step)
-        if record_steps:
-            steps[:, i - 1] = step
-        if config.method == "proposed":
-            alpha = (alpha + step).astype(dt)
-        if i in checkpoints:
-            snapshots[i] = {"v_moments": v_sum.moments.copy(), "abs_total": v_sum.abs_total.copy()}
+            max_arg = xp.maximum(max_arg, xp.where(xp.isnan(z), max_arg, z / EPS))
+            step = (config.C / math.sqrt(i)) * (1.0 - _weight(config, z, floor))
+            # first non-finite iteration per seed, without a device sync per iteration
+            nonfinite_seen = xp.where((nonfinite_seen == 0) & ~xp.isfinite(step), i, nonfinite_seen)
+            u_sum.add(x, step)
+            v_sum.add(y, step)
+            if record_steps:
+                steps[:, i - 1] = step
+            if config.method == "proposed":
+                alpha = alpha + step
+            if i in checkpoints:
+                snapshots[i] = {"v_moments": to_numpy(v_sum.moments).copy()}
+    seen = to_numpy(nonfinite_seen)
+    first_nonfinite[seen > 0] = seen[seen > 0]
     return {
         "config": config,
         "snapshots": snapshots,
         "v_sum": v_sum,
-        "max_exponent_argument": max_arg,
-        "first_nonfinite_iteration": first_nonfinite,
-        "samples": (xs, ys),
-        "alpha": alpha,
         "u_sum": u_sum,
-        "steps": steps,
+        "max_exponent_argument": to_numpy(max_arg).astype(np.float64),
+        "first_nonfinite_iteration": first_nonfinite,
+        "samples": (xs_np, ys_np),
+        "alpha": to_numpy(alpha),
+        "steps": to_numpy(steps) if record_steps else None,
     }
 
 
 def semi_dual_value(v_sum: GaussSum, moments: np.ndarray, n: int = 400) -> np.ndarray:
-    """S(v) per series for v given by GaussSum moments, by quadrature of mu and nu (log-domain)."""
+    """S(v) per series for v given by GaussSum moments, by quadrature of mu and nu (log-domain, float64)."""
     x, a, y, b = quadrature(n)
-    saved = v_sum.moments
-    v_sum.moments = moments
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            v = v_sum(np.broadcast_to(y, (moments.shape[0], n)).copy()).astype(np.float64)  # (S, n)
-    finally:
-        v_sum.moments = saved
-    inner = (v[:, None, :] - (x[None, :, None] - y[None, None, :]) ** 2) / EPS + np.log(b)[None, None, :]
-    top = np.max(inner, axis=2, keepdims=True)
+    series = moments.shape[0]
+    v_eval = GaussSum(series, v_sum.h**2, v_sum.lo, v_sum.lo + v_sum.h * (moments.shape[1] - 1), order=v_sum.order, cutoff=v_sum.cutoff)
+    v_eval.moments = np.asarray(moments, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
+        v = v_eval(np.broadcast_to(y, (series, n)).copy())  # (S, n)
+        inner = (v[:, None, :] - (x[None, :, None] - y[None, None, :]) ** 2) / EPS + np.log(b)[None, None, :]
+        top = np.max(inner, axis=2, keepdims=True)
         soft = top[..., 0] + np.log(np.sum(np.exp(inner - top), axis=2))
         return -EPS * (soft @ a) + v @ b

@@ -36,7 +36,7 @@ def test_baseline_overflows_in_float32(options, evidence, tier):
     early = {}
     for sigma2 in (0.1, 1.0):
         with np.errstate(all="ignore"):
-            run = eot.kernel_sgd(eot.SgdConfig("baseline", sigma2, 1.0), [options.seed * 1000 + s for s in range(16)], 10, (10,), dtype="float32")
+            run = eot.kernel_sgd(eot.SgdConfig("baseline", sigma2, 1.0), [options.seed * 1000 + s for s in range(16)], 10, (10,), dtype="float32", backend=options.backend, device=options.device)
         first = run["first_nonfinite_iteration"]
         early[f"sigma2={sigma2:g}"] = {"seeds_nonfinite_within_10": int(np.sum(first > 0)), "of": 16, "iterations": first.tolist()}
     evidence.headline(**{k: v["seeds_nonfinite_within_10"] for k, v in early.items()})
@@ -50,7 +50,7 @@ def test_baseline_overflows_in_float32(options, evidence, tier):
 def test_proposed_stays_finite(options, evidence, tier, dtype):
     finite, largest = True, -np.inf
     for config in PROPOSED:
-        run = sgd_run(config, options.seed, tier, dtype)
+        run = sgd_run(config, options, tier, dtype)
         finite &= bool(np.all(run["first_nonfinite_iteration"] < 0)) and all(np.all(np.isfinite(v)) for v in run["semi_dual"].values())
         largest = max(largest, float(np.max(run["max_exponent_argument"])) * eot.EPS)
     threshold = eot.overflow_threshold("float64")
@@ -89,7 +89,7 @@ def test_gaps_respect_weak_duality(pytestconfig, options, evidence, tier):
     table, worst = {}, math.inf
     curves = {}
     for config in BASELINES + PROPOSED:
-        by_t = gaps(sgd_run(config, options.seed, tier), ref["value"])
+        by_t = gaps(sgd_run(config, options, tier), ref["value"])
         curves[config.name] = by_t
         table[config.name] = {str(t): float(np.median(g)) for t, g in by_t.items()}
         worst = min(worst, min(float(np.min(g)) for g in by_t.values()))
@@ -103,7 +103,7 @@ def test_gaps_respect_weak_duality(pytestconfig, options, evidence, tier):
 @pytest.mark.claim(L4, statement="proposed-converged-by-1e4")
 def test_proposed_converged_by_1e4(pytestconfig, options, evidence):
     w_eps = reference(pytestconfig, "full")["value"]
-    medians = {c.name: {str(t): float(np.median(g)) for t, g in gaps(sgd_run(c, options.seed, "full"), w_eps).items()} for c in PROPOSED}
+    medians = {c.name: {str(t): float(np.median(g)) for t, g in gaps(sgd_run(c, options, "full"), w_eps).items()} for c in PROPOSED}
     best = min(m["10000"] for m in medians.values())
     evidence.headline(best_median_gap_at_1e4=best)
     evidence.record(median_gaps=medians, logbook={"rho=0.03": 0.0732, "rho=0.1": 0.0377, "rho=0.3": 0.0143})
@@ -114,7 +114,7 @@ def test_proposed_converged_by_1e4(pytestconfig, options, evidence):
 @pytest.mark.claim(L4, statement="baseline-stalls")
 def test_baseline_gap_above_half_at_1e5(pytestconfig, options, evidence):
     w_eps = reference(pytestconfig, "full")["value"]
-    final = {c.name: gaps(sgd_run(c, options.seed, "full"), w_eps)[100_000] for c in BASELINES}
+    final = {c.name: gaps(sgd_run(c, options, "full"), w_eps)[100_000] for c in BASELINES}
     evidence.headline(**{f"{name} min gap at 1e5": float(g.min()) for name, g in final.items()})
     evidence.record(final_gaps={name: g.tolist() for name, g in final.items()}, logbook_at_1e5={"sigma2=0.1": 0.550, "sigma2=1": 0.544})
     below = {name: float(g.min()) for name, g in final.items() if not np.all(g > 0.5)}
@@ -125,7 +125,7 @@ def test_baseline_gap_above_half_at_1e5(pytestconfig, options, evidence):
 @pytest.mark.claim(L4, statement="baseline-not-converged")
 @pytest.mark.parametrize("config", BASELINES, ids=lambda c: c.name)
 def test_baseline_not_converged_at_1e5(pytestconfig, options, evidence, config):
-    by_t = gaps(sgd_run(config, options.seed, "full"), reference(pytestconfig, "full")["value"])
+    by_t = gaps(sgd_run(config, options, "full"), reference(pytestconfig, "full")["value"])
     final = by_t[100_000]
     evidence.headline(min_gap_at_1e5=float(final.min()), median_gap_at_1e5=float(np.median(final)))
     evidence.record(median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()})
@@ -137,7 +137,7 @@ def _diverged(pytestconfig, options, config) -> tuple[np.ndarray, np.ndarray, fl
     zero_potential = eot.GaussSum(1, config.sigma2, -2.0, 6.5)
     start = w_eps - float(eot.semi_dual_value(zero_potential, zero_potential.moments)[0])
     with np.errstate(all="ignore"):
-        final = w_eps - sgd_run(config, options.seed, "full")["semi_dual"][100_000]
+        final = w_eps - sgd_run(config, options, "full")["semi_dual"][100_000]
     return ~np.isfinite(final) | (final > start), final, start
 
 
@@ -170,7 +170,7 @@ def test_baseline_diverges_at_c_1e_2(pytestconfig, options, evidence):
 @pytest.mark.claim(L4, statement="alpha-init-variant")
 def test_alpha_initialisation_variant(pytestconfig, options, evidence):
     w_eps = reference(pytestconfig, "full")["value"]
-    by_t = gaps(sgd_run(ALPHA_VARIANT, options.seed, "full"), w_eps)
+    by_t = gaps(sgd_run(ALPHA_VARIANT, options, "full"), w_eps)
     evidence.headline(median_gap_at_1e4=float(np.median(by_t[10_000])), median_gap_at_1e5=float(np.median(by_t[100_000])))
     evidence.record(logbook={"alpha0=0": 0.0371, "alpha0=-c0/eps": 0.0346})
     statement_holds(np.median(by_t[10_000]) < 0.1, f"variant's median gap at 1e4 = {np.median(by_t[10_000]):.4f}")
