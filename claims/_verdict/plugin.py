@@ -263,7 +263,7 @@ class VerdictCollector:
         props = dict(report.user_properties)
         run = props.get(RUN_PROPERTY)
         if run is None:
-            cells.insert(2, '<td class="col-claim">kernel reference test</td>')
+            cells.insert(2, '<td class="col-claim">reference test (no claim)</td>')
             cells.insert(3, f'<td class="col-statement_outcome">{props.get("reference_outcome", "")}</td>')
             return
         cells.insert(2, f'<td class="col-claim">{run["claim"]} / {run["statement"]}</td>')
