@@ -147,14 +147,14 @@ class GaussSum:
         self.moments = to_backend(np.zeros((series, len(centres), order), dtype=dtype), backend, device)
         self.rows = to_backend(np.arange(series), backend, device)
         self.xp = namespace(self.moments)
-        self.abs_total = np.zeros(series)
+        self.abs_total = self.xp.zeros_like(self.moments[:, 0, 0])  # sum_j |b_sj|, kept on the device
 
     def error_bound(self) -> np.ndarray:
         """Absolute error bound of an evaluation, per series."""
         u = np.linspace(0, self.cutoff + 0.5, 2001)
         log_term = -np.maximum(u - 0.5, 0) ** 2 + self.order * np.log(np.maximum(u, 1e-300)) - gammaln(self.order + 1) + u
         truncation = float(np.exp(np.max(log_term)))
-        return self.abs_total * (truncation + math.exp(-self.cutoff**2))
+        return to_numpy(self.abs_total).astype(np.float64) * (truncation + math.exp(-self.cutoff**2))
 
     def _powers(self, base):
         """[1, b, b^2, ..., b^(order-1)] along a new last axis."""
@@ -168,8 +168,7 @@ class GaussSum:
         box = xp.clip(xp.astype(xp.floor((x - self.lo) / self.h), xp.int64), 0, self.centres.shape[0] - 1)
         t = (x - xp.take(self.centres, box)) / self.h
         self.moments[self.rows, box] += (weight * xp.exp(-t * t))[:, None] * self._powers(t)
-        with np.errstate(invalid="ignore"):
-            self.abs_total += np.abs(to_numpy(weight).astype(np.float64))
+        self.abs_total = self.abs_total + xp.abs(weight)
 
     def __call__(self, x):
         """Evaluate every series at its own points: x (S,) or (S, m) -> same shape."""

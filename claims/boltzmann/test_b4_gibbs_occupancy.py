@@ -28,11 +28,15 @@ def gibbs_trace(seed: int, tier: str, dtype: str, backend: str, device: str) -> 
 
 
 @functools.lru_cache(maxsize=1)
+def transition() -> np.ndarray:
+    return bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
+
+
+@functools.lru_cache(maxsize=1)
 def predicted(sweeps: int) -> np.ndarray:
-    transition = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
     curve = [np.eye(len(PI))[0]]
     for _ in range(sweeps):
-        curve.append(curve[-1] @ transition)
+        curve.append(curve[-1] @ transition())
     return np.array(curve)
 
 
@@ -60,15 +64,15 @@ def test_back_half_occupancy_near_pi(options, evidence, tier):
 @pytest.mark.claim(B4, statement="transition-matrix")
 @pytest.mark.parametrize("tier", TIERS)
 def test_transition_matrix_is_reversible_with_stationary_pi(evidence, tier):
-    transition = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
+    matrix = transition()
     refined = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI, order=480)
-    quadrature_error = float(np.max(np.abs(transition - refined)))
-    flow = PI[:, None] * transition
+    quadrature_error = float(np.max(np.abs(matrix - refined)))
+    flow = PI[:, None] * matrix
     balance = float(np.max(np.abs(flow - flow.T)))
-    stationarity = float(np.max(np.abs(PI @ transition - PI)))
-    lam2, tau = bm.relaxation_time(transition)
+    stationarity = float(np.max(np.abs(PI @ matrix - PI)))
+    lam2, tau = bm.relaxation_time(matrix)
     evidence.headline(detailed_balance_error=balance, stationarity_error=stationarity, relaxation_time_sweeps=tau)
-    evidence.record(transition=transition, quadrature_error_by_refinement=quadrature_error, second_eigenvalue=lam2)
+    evidence.record(transition=matrix, quadrature_error_by_refinement=quadrature_error, second_eigenvalue=lam2)
     assert quadrature_error < 1e-13, f"quadrature not converged: {quadrature_error:.3g}"
     statement_holds(balance <= 1e-12 and stationarity <= 1e-12, f"detailed balance {balance:.3g}, stationarity {stationarity:.3g}")
 
@@ -89,7 +93,7 @@ def _band_check(options, evidence, tier, dtype):
     frozen_v = bm.sample_visible(np.zeros(size.chains, dtype=np.int64), GIBBS_MEANS, GIBBS_VARIANCES, draws)
     mutant = np.array([np.bincount(bm.sample_hidden(frozen_v, GIBBS_MEANS, GIBBS_VARIANCES, PI, draws), minlength=3) / size.chains for _ in range(MUTANT_SWEEPS)])
     mutant_outside = int(np.sum(~((mutant >= low[1 : MUTANT_SWEEPS + 1]) & (mutant <= high[1 : MUTANT_SWEEPS + 1]))))
-    _, tau = bm.relaxation_time(bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI))
+    _, tau = bm.relaxation_time(transition())
     evidence.headline(**{f"{dtype} sweeps outside band": len(outside), "relaxation_time_sweeps": tau})
     evidence.record(chains=size.chains, sweeps=size.sweeps, per_cell_level=level, false_alarm_rate=ALPHA, outside=outside[:20], mutant_cells_outside=mutant_outside)
     if dtype == "float64":

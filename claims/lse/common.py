@@ -37,6 +37,22 @@ def values(seed: int, tier: str, key: str = "main", weights: str = "probability"
     return sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
 
 
+RATE_UNIT = np.geomspace(1e-6, 1e-3, 7)
+
+
+def rate_in_rho(phi: np.ndarray, mu: np.ndarray) -> dict:
+    """F - F_rho on rho = RATE_UNIT / max(1, largest Gibbs density e^(phi - F)) per instance (the
+    asymptotic regime starts once rho is small against 1 / that density), and the fitted exponents."""
+    count, points = len(phi), len(RATE_UNIT)
+    f = sk.logsumexp_weighted(phi, mu)
+    scale = np.maximum(1.0, np.exp(np.max(np.where(mu > 0, phi, -np.inf), axis=1) - f))
+    rhos = RATE_UNIT[None, :] / scale[:, None]
+    f_rho = sk.f_rho_value(np.repeat(phi, points, axis=0), np.repeat(mu, points, axis=0), rhos.ravel()).reshape(count, points)
+    gaps = f[:, None] - f_rho
+    slope, se = slope_fit(np.log(rhos), np.log(gaps))
+    return {"gaps": gaps, "scale": scale, "slope": slope, "se": se}
+
+
 def slope_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares slope of y on x along the last axis, and its standard error, per row."""
     xc = x - x.mean(axis=-1, keepdims=True)

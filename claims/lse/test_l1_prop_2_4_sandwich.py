@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from claims._verdict import statement_holds
-from claims.lse.common import L1, MAIN_TIERS, ROUNDING, TIERS, instances, slope_fit, values
+from claims.lse.common import L1, MAIN_TIERS, RATE_UNIT, ROUNDING, TIERS, instances, rate_in_rho, values
 from kernels import safe_kl as sk
 
 # mu = delta_0, phi = 0, rho = 0.1: F = 0 and F_rho = ln(1 - rho) - 1 - ln(1 - rho)/rho = -0.0517553...
@@ -85,19 +85,12 @@ def test_f_rho_decreases_in_rho(options, evidence, tier):
 @pytest.mark.parametrize("tier", TIERS)
 def test_gap_vanishes_linearly_in_rho(options, evidence, tier):
     batch = instances(options.seed, tier)
-    f = sk.logsumexp_weighted(batch.phi, batch.mu)
-    # The asymptotic regime starts once rho is small against 1 / (largest Gibbs density e^(phi - F)).
-    density = np.exp(np.max(np.where(batch.mu > 0, batch.phi, -np.inf), axis=1) - f)
-    unit = np.geomspace(1e-6, 1e-3, 7)
-    rhos = unit[None, :] / np.maximum(1.0, density)[:, None]
-    count = len(batch)
-    f_rho = sk.f_rho_value(np.repeat(batch.phi, 7, axis=0), np.repeat(batch.mu, 7, axis=0), rhos.ravel()).reshape(count, 7)
-    gaps = f[:, None] - f_rho
-    slope, se = slope_fit(np.log(rhos), np.log(gaps))
-    mean, sem = float(slope.mean()), float(slope.std(ddof=1) / math.sqrt(count))
+    fit = rate_in_rho(batch.phi, batch.mu)
+    gaps, slope, se = fit["gaps"], fit["slope"], fit["se"]
+    mean, sem = float(slope.mean()), float(slope.std(ddof=1) / math.sqrt(len(batch)))
     evidence.headline(mean_exponent=mean, exponent_standard_error=sem)
     evidence.record(per_instance_se_median=float(np.median(se)), min_exponent=float(slope.min()), max_exponent=float(slope.max()))
-    evidence.figure("F - F_rho against rho (log-log)", _figure_gap_vs_rho(unit, gaps * np.maximum(1.0, density)[:, None], mean))
+    evidence.figure("F - F_rho against rho (log-log)", _figure_gap_vs_rho(RATE_UNIT, gaps * fit["scale"][:, None], mean))
     statement_holds(np.all(gaps > 0) and abs(mean - 1) < 0.02, f"fitted exponent {mean:.4f} +/- {sem:.4f}")
 
 
