@@ -1,0 +1,214 @@
+"""A keyed, resumable result store for expensive deterministic computations.
+
+A result is stored under a key made of everything that determines it: a name (claim or kernel), a
+configuration (seeds, tier, backend, device, sizes: any JSON-able mapping), and a hash of the source
+of the code that computes it. Writes are atomic (a temporary file renamed into place); a file lock per
+key makes one process compute while the others wait and then read, so `-n 64` computes each key once.
+A long computation receives a `Checkpoint` and may save its state every N steps; an interrupted run
+resumes from the last checkpoint of the same key.
+
+Every process also keeps what it computed or read in memory, so a result shared by several tests is
+computed once per process even with the disk store off (`--no-store`: CI computes fresh). While a
+mutant is applied (pytest_claims.mutants), keys carry the mutant's name and nothing is written to
+disk.
+
+Use the `result_store` fixture, or `current_store()` from helper modules that tests call.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import pickle
+import tempfile
+import time
+import types
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, TypeVar
+
+from filelock import FileLock
+
+T = TypeVar("T")
+FORMAT = 1  # bump when the stored layout changes: old entries are then simply not found
+
+# Statuses of one access, as the report shows them.
+COMPUTED, RESUMED, FROM_STORE, IN_MEMORY = "computed", "resumed", "from store", "in memory"
+
+
+@dataclass
+class StoreEvent:
+    """One access to the store by a test: what, under which key, and where the value came from."""
+
+    name: str
+    key: str
+    status: str
+    seconds: float
+    resumed_from_step: int | None = None
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON-able, order-independent form of a key (tuples as lists, dataclasses as dicts)."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {"__type__": type(value).__name__, **{k: _canonical(v) for k, v in asdict(value).items()}}
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, float):
+        return repr(value)  # exact, and distinguishes 1.0 from 1
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    raise TypeError(f"result store key holds a {type(value).__name__} ({value!r}); use JSON-able values")
+
+
+def code_hash(code: Iterable[Any]) -> str:
+    """sha256 over the source of modules, classes or functions (or the bytes of files given as paths)."""
+    digest = hashlib.sha256()
+    for item in code:
+        if isinstance(item, (str, Path)):
+            data = Path(item).read_bytes()
+        elif isinstance(item, types.ModuleType):
+            data = Path(inspect.getfile(item)).read_bytes()
+        else:
+            data = inspect.getsource(item).encode()
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+class Checkpoint:
+    """Where a long computation saves its state and finds it again after an interruption."""
+
+    def __init__(self, path: Path | None, every: int) -> None:
+        self.path = path
+        self.every = max(1, int(every))
+        self.resumed_from_step: int | None = None
+
+    def due(self, step: int) -> bool:
+        """True every `every` steps (only where the store can keep a checkpoint)."""
+        return self.path is not None and step > 0 and step % self.every == 0
+
+    def load(self) -> Any | None:
+        """The last saved state of this key, or None. A dict state's "step" is reported on resume."""
+        if self.path is None or not self.path.exists():
+            return None
+        with open(self.path, "rb") as handle:
+            state = pickle.load(handle)
+        step = state.get("step") if isinstance(state, dict) else None
+        self.resumed_from_step = int(step) if step is not None else -1
+        return state
+
+    def save(self, state: Any) -> None:
+        if self.path is not None:
+            _atomic_write(self.path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ResultStore:
+    """get_or_compute(name, key, compute, code=...) -> the value, from memory, disk or computed."""
+
+    def __init__(self, root: Path | None, *, checkpoint_every: int = 1000) -> None:
+        self.root = root  # None: memory only (--no-store)
+        self.checkpoint_every = checkpoint_every
+        self.namespace = ""  # the applied mutant's name, if any
+        self._memory: dict[str, Any] = {}
+        self._events: list[tuple[str, StoreEvent]] = []
+        self.current_test = ""
+
+    @property
+    def mode(self) -> str:
+        return f"on ({self.root})" if self.root is not None else "off (every result computed fresh)"
+
+    def key_of(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> str:
+        payload = {"format": FORMAT, "name": name, "key": _canonical(key), "code": code_hash(code), "namespace": self.namespace}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+    def get_or_compute(
+        self,
+        name: str,
+        key: Mapping[str, Any],
+        compute: Callable[[Checkpoint], T],
+        *,
+        code: Iterable[Any] = (),
+        checkpoint_every: int | None = None,
+    ) -> T:
+        """The value stored under (name, key, code), computing it with `compute(checkpoint)` if absent.
+
+        `compute` must be deterministic given the key; its value must pickle. Pass every module whose
+        source decides the value in `code`, so that a changed kernel never reads an old value.
+        """
+        digest = self.key_of(name, key, code)
+        started = time.perf_counter()
+        if digest in self._memory:
+            self._record(name, digest, IN_MEMORY, started)
+            return self._memory[digest]
+        every = checkpoint_every or self.checkpoint_every
+        if self.root is None or self.namespace:
+            value = compute(Checkpoint(None, every))
+            self._memory[digest] = value
+            self._record(name, digest, COMPUTED, started)
+            return value
+        folder = self.root / digest[:2]
+        folder.mkdir(parents=True, exist_ok=True)
+        result, state = folder / f"{digest}.pkl", folder / f"{digest}.checkpoint"
+        with FileLock(str(folder / f"{digest}.lock")):
+            if result.exists():
+                with open(result, "rb") as handle:
+                    value = pickle.load(handle)
+                status, resumed = FROM_STORE, None
+            else:
+                checkpoint = Checkpoint(state, every)
+                value = compute(checkpoint)
+                _atomic_write(result, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+                meta = {"name": name, "key": _canonical(key), "namespace": self.namespace, "seconds": round(time.perf_counter() - started, 3)}
+                _atomic_write(folder / f"{digest}.json", (json.dumps(meta, indent=1) + "\n").encode())
+                state.unlink(missing_ok=True)
+                resumed = checkpoint.resumed_from_step
+                status = RESUMED if resumed is not None else COMPUTED
+        self._memory[digest] = value
+        self._record(name, digest, status, started, resumed)
+        return value
+
+    def forget_memory(self) -> None:
+        """Drop the in-process copies (after a mutant, so that nothing computed under it is reused)."""
+        self._memory.clear()
+
+    def _record(self, name: str, digest: str, status: str, started: float, resumed: int | None = None) -> None:
+        event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed)
+        self._events.append((self.current_test, event))
+
+    def take_events(self, test: str) -> list[dict[str, Any]]:
+        """The events of one test, removed from the log (the plugin puts them on the test's report)."""
+        mine = [asdict(e) for t, e in self._events if t == test]
+        self._events = [(t, e) for t, e in self._events if t != test]
+        return mine
+
+
+_CURRENT: ResultStore | None = None
+
+
+def set_current_store(store: ResultStore | None) -> None:
+    global _CURRENT
+    _CURRENT = store
+
+
+def current_store() -> ResultStore:
+    """The session's store (a memory-only one outside a pytest session, e.g. in a benchmark script)."""
+    global _CURRENT
+    if _CURRENT is None:
+        _CURRENT = ResultStore(None)
+    return _CURRENT
