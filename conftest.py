@@ -1,6 +1,6 @@
 """Thin: loads the verdict plugin and the fixture modules."""
 pytest_plugins = [
     "fixtures.options",
-    "claims._verdict.plugin",
+    "pytest_claims.plugin",
     "fixtures.evidence",
 ]

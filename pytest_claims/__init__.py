@@ -1,5 +1,9 @@
-"""pytest-claims: research claims as executable specifications (registry, statement outcomes, claim
-verdicts, evidence, a keyed result store, mutants, merged runs and an HTML verdict report)."""
-from claims._verdict.registry import ClaimRefuted, statement_holds
+"""pytest-claims: research claims as executable specifications.
+
+A registry of claims and their statements (TOML), one test per statement, statement outcomes and
+claim verdicts, evidence on the test reports, a keyed resumable result store, mutants that show each
+statement's power, merged runs, and an HTML verdict report.
+"""
+from pytest_claims.registry import ClaimRefuted, statement_holds
 
 __all__ = ["ClaimRefuted", "statement_holds"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.boltzmann.common import B1, TIERS, clustering_data
 from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, UNEQUAL_VARIANCES
 from kernels import boltzmann as bm

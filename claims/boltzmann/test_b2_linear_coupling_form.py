@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.boltzmann.common import B2
 from kernels import boltzmann as bm
 

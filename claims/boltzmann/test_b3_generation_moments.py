@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.boltzmann.common import ALPHA, B3, TIERS, clustering_data
 from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI
 from kernels import boltzmann as bm

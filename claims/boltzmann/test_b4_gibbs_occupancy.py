@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.boltzmann.common import ALPHA, B4, TIERS
 from fixtures.boltzmann import GIBBS_MEANS, GIBBS_VARIANCES, PI, SIZES
 from kernels import boltzmann as bm

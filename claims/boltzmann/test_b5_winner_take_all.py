@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.boltzmann.common import B5, TIERS
 from kernels import boltzmann as bm
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.kmeans.common import K1, rate
 from fixtures.kmeans import FULL, grid_for, row_cells
 from kernels import kmeans as km

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.kmeans.common import K2, grid_figure, rate
 from fixtures.kmeans import FULL, SMOKE, grid_for, row_cells
 from kernels.stats import cochran_armitage_increasing, significant_drops

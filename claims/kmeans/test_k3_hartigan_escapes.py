@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.kmeans.common import K3, nmi_summary, rate
 from fixtures.kmeans import FULL, SMOKE, grid_for, huge_cells, row_cells
 from kernels.stats import sign_test_greater

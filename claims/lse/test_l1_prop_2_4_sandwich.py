@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.lse.common import L1, MAIN_TIERS, RATE_UNIT, ROUNDING, TIERS, instances, rate_in_rho, values
 from kernels import safe_kl as sk
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, find, given, settings, target
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.lse.common import L1b, ROUNDING, TIERS, instances, values
 from fixtures.safe_kl import adversarial_instances
 from kernels import safe_kl as sk

@@ -7,7 +7,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.lse.common import L2, TIERS
 from kernels import safe_kl as sk
 from kernels.seeding import keyed_rng

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.lse.common import L3, MAIN_TIERS, ROUNDING, TIERS, instances, rate_in_rho, slope_fit
 from kernels import safe_kl as sk
 from kernels.seeding import keyed_rng

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from claims._verdict import statement_holds
+from pytest_claims import statement_holds
 from claims.lse.common import TIERS
 from fixtures.eot import ALPHA_VARIANT, BASELINES, DIVERGENT, EDGE_OF_DIVERGENCE, PROPOSED, SIZES, gaps, reference, sgd_run
 from kernels import eot

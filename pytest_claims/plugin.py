@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from claims._verdict import report as html_report
-from claims._verdict.evidence import Evidence
-from claims._verdict.registry import TIERS, ClaimRefuted, Registry, load_registry
-from claims._verdict.verdicts import ERROR, FAILED, HELD, REFUTED, SKIPPED, StatementRun, summarise
+from pytest_claims import report as html_report
+from pytest_claims.evidence import Evidence
+from pytest_claims.registry import DEFAULT_TIERS as TIERS, ClaimRefuted, Registry, load_registry
+from pytest_claims.verdicts import ERROR, FAILED, HELD, REFUTED, SKIPPED, StatementRun, summarise
 from kernels.backend import cuda_available
 
 EVIDENCE_KEY = pytest.StashKey[Evidence]()
 RUN_PROPERTY = "statement_run"
-REGISTRY: Registry = load_registry()
+REGISTRY: Registry = load_registry(Path(__file__).resolve().parents[1] / "claims" / "registry.toml")
 
 
 def _import_project_modules() -> None:
@@ -40,7 +40,7 @@ def _import_project_modules() -> None:
     import importlib
     import pkgutil
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     for package in ("kernels", "fixtures", "claims"):
         for info in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
             if not info.name.rsplit(".", 1)[-1].startswith("test_"):

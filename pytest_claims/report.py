@@ -5,9 +5,9 @@ import html
 import json
 from typing import Any
 
-from claims._verdict.evidence import Evidence
-from claims._verdict.registry import Registry
-from claims._verdict.verdicts import VERDICTS, StatementRun
+from pytest_claims.evidence import Evidence
+from pytest_claims.registry import Registry
+from pytest_claims.verdicts import VERDICTS, StatementRun
 
 COLOURS = {
     "verified": "#1a7f37",

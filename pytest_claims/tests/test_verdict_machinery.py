@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from claims._verdict.registry import load_registry
-from claims._verdict.verdicts import StatementRun, claim_verdict
+from pytest_claims.registry import load_registry
+from pytest_claims.verdicts import StatementRun, claim_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
-REGISTRY = load_registry()
+REGISTRY = load_registry(ROOT / "claims" / "registry.toml")
 K1 = REGISTRY.claims["kmeans/hartigan-fixed-implies-lloyd-fixed"]
 K3 = REGISTRY.claims["kmeans/hartigan-escapes"]
 
@@ -90,7 +90,7 @@ def test_bad_options_fail_with_one_clear_line(option, message):
 
 FAKE_SUITE = """
 import pytest
-from claims._verdict import ClaimRefuted, statement_holds
+from pytest_claims import ClaimRefuted, statement_holds
 
 K1 = "kmeans/hartigan-fixed-implies-lloyd-fixed"
 

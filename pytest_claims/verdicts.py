@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from claims._verdict.registry import Claim, Registry
+from pytest_claims.registry import Claim, Registry
 
 # Statement outcomes.
 HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"

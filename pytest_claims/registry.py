@@ -1,0 +1,153 @@
+"""The claim registry (TOML, kept as data) and the exception that records a refutation."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+DEFAULT_TIERS = ("smoke", "full", "gpu")
+EXPECTED_STATEMENT = ("holds", "refuted")
+
+CLAIM_FIELDS = {"id", "key", "paper", "where", "text", "provenance", "expected", "tests", "key_numbers", "figure", "statement"}
+STATEMENT_FIELDS = {"name", "text", "expected", "refutes_claim", "required", "decisive_tiers", "scale_free", "mutants"}
+
+
+class ClaimRefuted(AssertionError):
+    """Raised by a statement test when the statement, as asserted, is false on the evidence.
+
+    Only this exception satisfies the strict expected failure of a statement registered as
+    refuted, so an import error or a crash can never pass for a refutation.
+    """
+
+
+class RegistryError(ValueError):
+    """A malformed registry record; the message names the record and the field."""
+
+
+def statement_holds(condition: bool, message: str) -> None:
+    """Assert a statement as printed; a false statement raises ClaimRefuted with the message."""
+    __tracebackhide__ = True
+    if not bool(condition):
+        raise ClaimRefuted(message)
+
+
+@dataclass(frozen=True)
+class Statement:
+    name: str
+    text: str
+    expected: str
+    refutes_claim: bool = False
+    required: bool = True
+    decisive_tiers: tuple[str, ...] = DEFAULT_TIERS
+    scale_free: bool = False  # gives the same result at any scale: its tests run in every tier
+    mutants: tuple[str, ...] = ()  # names of the mutants its tests must kill
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    key: str
+    paper: str
+    where: str
+    text: str
+    provenance: str
+    expected: str
+    tests: str = ""  # the module holding its statement tests (a collection error there breaks the claim)
+    key_numbers: tuple[str, ...] = ()  # "statement: evidence name" entries shown in the claim table
+    figure: str = ""  # the statement whose first figure is the claim's thumbnail
+    statements: dict[str, Statement] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Registry:
+    papers: dict[str, dict[str, str]]
+    claims: dict[str, Claim]
+    tiers: tuple[str, ...] = DEFAULT_TIERS
+
+    def claims_of_module(self, module: str) -> list[Claim]:
+        """The claims whose statement tests live in `module` (a path relative to the rootdir)."""
+        module = module.replace("\\", "/")
+        return [c for c in self.claims.values() if c.tests and (module == c.tests or module.endswith("/" + c.tests))]
+
+
+def _unknown(record: dict[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(set(record) - allowed)
+    if extra:
+        raise RegistryError(f"registry: {where} has unknown field(s) {extra} (allowed: {sorted(allowed)})")
+
+
+def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT_TIERS) -> Registry:
+    """Parse and validate one or more registry files; a malformed record raises RegistryError naming it."""
+    if isinstance(paths, (str, Path)):
+        paths = [Path(paths)]
+    papers: dict[str, dict[str, str]] = {}
+    raw_claims: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                raw = tomllib.load(handle)
+        except FileNotFoundError:
+            raise RegistryError(f"registry file not found: {path}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise RegistryError(f"registry {path}: {error}") from None
+        papers.update(raw.get("paper", {}))
+        raw_claims.extend(raw.get("claim", []))
+    claims: dict[str, Claim] = {}
+    for record in raw_claims:
+        cid = record.get("id", "?")
+        _unknown(record, CLAIM_FIELDS, f"claim {cid!r}")
+        missing = sorted({"id", "key", "paper", "where", "text", "expected"} - set(record))
+        if missing:
+            raise RegistryError(f"registry: claim {cid!r} lacks {missing}")
+        if cid in claims:
+            raise RegistryError(f"registry: duplicate claim id {cid!r}")
+        if record["paper"] not in papers:
+            raise RegistryError(f"registry: claim {cid!r} names unknown paper {record['paper']!r}")
+        statements: dict[str, Statement] = {}
+        for st in record.get("statement", []):
+            name = st.get("name", "?")
+            where = f"{cid}:{name}"
+            _unknown(st, STATEMENT_FIELDS, f"statement {where}")
+            if name in statements:
+                raise RegistryError(f"registry: duplicate statement {where}")
+            if st.get("expected") not in EXPECTED_STATEMENT:
+                raise RegistryError(f"registry: {where} expected must be one of {EXPECTED_STATEMENT}")
+            decisive = tuple(st.get("decisive_tiers", tiers))
+            if not set(decisive) <= set(tiers):
+                raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
+            mutants = tuple(st.get("mutants", ()))
+            if mutants and st["expected"] != "holds":
+                raise RegistryError(f"registry: {where} lists mutants but is registered as refuted (mutants apply to holds statements)")
+            statements[name] = Statement(
+                name=name,
+                text=st["text"],
+                expected=st["expected"],
+                refutes_claim=bool(st.get("refutes_claim", st["expected"] == "refuted")),
+                required=bool(st.get("required", True)),
+                decisive_tiers=decisive,
+                scale_free=bool(st.get("scale_free", False)),
+                mutants=mutants,
+            )
+        key_numbers = tuple(record.get("key_numbers", ()))
+        for entry in key_numbers:
+            statement, sep, _ = entry.partition(":")
+            if not sep or statement.strip() not in statements:
+                raise RegistryError(f"registry: claim {cid!r} key number {entry!r} must read 'statement: evidence name' with a known statement")
+        figure = record.get("figure", "")
+        if figure and figure not in statements:
+            raise RegistryError(f"registry: claim {cid!r} figure names unknown statement {figure!r}")
+        claims[cid] = Claim(
+            id=cid,
+            key=record["key"],
+            paper=record["paper"],
+            where=record["where"],
+            text=record["text"],
+            provenance=record.get("provenance", ""),
+            expected=record["expected"],
+            tests=record.get("tests", ""),
+            key_numbers=key_numbers,
+            figure=figure,
+            statements=statements,
+        )
+    return Registry(papers=papers, claims=claims, tiers=tiers)
