@@ -1,6 +1,6 @@
-"""Thin: loads the verdict plugin and the fixture modules."""
+"""Thin: loads the project's fixture modules (the verdict plugin, pytest_claims, loads by its entry point)."""
 pytest_plugins = [
     "fixtures.options",
-    "pytest_claims.plugin",
-    "fixtures.evidence",
+    "fixtures.seeding",
+    "pytester",
 ]

@@ -1,7 +1,6 @@
 """What a statement test records as its evidence: plain built-in values and figures."""
 from __future__ import annotations
 
-import base64
 import io
 import math
 import re
@@ -31,37 +30,45 @@ def plain(value: Any) -> Any:
     return repr(value)
 
 
+def slug(test_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id).strip("_")
+
+
 class Evidence:
     """Recorder handed to a statement test by the `evidence` fixture."""
 
-    def __init__(self, figure_dir: Path, test_id: str) -> None:
+    def __init__(self, report_dir: Path, test_id: str, *, draw_figures: bool = True) -> None:
         self.values: dict[str, Any] = {}
         self.headline_names: list[str] = []
-        self.figures: list[tuple[str, str, str]] = []  # (title, path, base64 png)
-        self._figure_dir = figure_dir
-        self._slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id).strip("_")
+        self.figures: list[dict[str, str]] = []  # {"title", "path"} with path relative to the report dir
+        self._report_dir = report_dir
+        self._slug = slug(test_id)
+        self._draw = draw_figures  # off while a mutant is applied: only the outcome matters there
 
     def record(self, **values: Any) -> None:
         """Record supporting numbers (counts, bounds, p-values, counterexamples)."""
         self.values.update({k: plain(v) for k, v in values.items()})
 
     def headline(self, **values: Any) -> None:
-        """Record the two or three numbers the claim table shows."""
+        """Record the numbers a reader looks at first (shown at the top of the statement's details)."""
         self.record(**values)
         self.headline_names.extend(k for k in values if k not in self.headline_names)
 
     def figure(self, title: str, fig: Any) -> None:
-        """Save a matplotlib figure (PNG, deterministic metadata) and embed it in the report."""
+        """Save a matplotlib figure as PNG (deterministic metadata) beside the report."""
         import matplotlib.pyplot as plt
 
+        if not self._draw:
+            plt.close(fig)
+            return
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
         plt.close(fig)
-        data = buffer.getvalue()
-        name = f"{self._slug}__{len(self.figures)}.png"
-        self._figure_dir.mkdir(parents=True, exist_ok=True)
-        (self._figure_dir / name).write_bytes(data)
-        self.figures.append((title, f"figures/{name}", base64.b64encode(data).decode("ascii")))
+        relative = f"figures/{self._slug}__{len(self.figures)}.png"
+        path = self._report_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(buffer.getvalue())
+        self.figures.append({"title": title, "path": relative})
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.values)

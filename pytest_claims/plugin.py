@@ -1,10 +1,15 @@
-"""The verdict plugin: registry checks at collection, strict expected failures for refuted statements,
-evidence on test reports, claim verdicts, reports/verdicts.json and the pytest-html verdict report.
+"""The pytest-claims plugin (entry point `pytest11: claims`).
 
-Worker side (or the single process): collection checks and `pytest_runtest_makereport`, which puts
-the statement outcome and its evidence on the report. Controller side: everything that aggregates
-(`pytest_runtest_logreport`, `pytest_sessionfinish`, the html hooks), since under pytest-xdist only
-reports travel.
+Inactive unless the ini key `claims_registry` names a registry. Then:
+
+- collection: every test carries exactly one scale marker (ini `claims_tiers`); a statement test's
+  `claim(id, statement=...)` marker must name a registered claim and statement; statements registered
+  as refuted become strict expected failures that only `ClaimRefuted` satisfies; scale-free statements
+  are selected in every tier;
+- worker side: the statement outcome, its evidence, its mutant results and the result store's events
+  travel on the test reports (plain types, so they survive pytest-xdist);
+- controller side: claim verdicts, `verdicts.json` and the pytest-html report (ini `claims_report_dir`),
+  what changed since a previous run (`--previous-verdicts`), a terminal summary.
 """
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ import json
 import platform
 import shutil
 import subprocess
+import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,51 +28,66 @@ import pytest
 
 from pytest_claims import report as html_report
 from pytest_claims.evidence import Evidence
-from pytest_claims.registry import DEFAULT_TIERS as TIERS, ClaimRefuted, Registry, load_registry
-from pytest_claims.verdicts import ERROR, FAILED, HELD, REFUTED, SKIPPED, StatementRun, summarise
-from kernels.backend import cuda_available
+from pytest_claims.mutants import MutantError, applied, catalogue, mutated_code
+from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, load_registry
+from pytest_claims.store import ResultStore, set_current_store
+from pytest_claims.verdicts import (
+    ERROR,
+    FAILED,
+    HELD,
+    REFUTED,
+    SCHEMA_VERSION,
+    SKIPPED,
+    ClaimInputs,
+    MutantResult,
+    StatementRun,
+    changes,
+    summarise,
+)
 
-EVIDENCE_KEY = pytest.StashKey[Evidence]()
-RUN_PROPERTY = "statement_run"
-REGISTRY: Registry = load_registry(Path(__file__).resolve().parents[1] / "claims" / "registry.toml")
-
-
-def _import_project_modules() -> None:
-    """Import every non-test module of the project up front.
-
-    Hypothesis mixes constants found in the loaded local modules into its generation, so a module
-    imported lazily by one test would change what a later, derandomized search draws, and with it
-    the evidence, depending on test order and on -n. Loading them all first makes it fixed.
-    """
-    import importlib
-    import pkgutil
-
-    root = Path(__file__).resolve().parents[1]
-    for package in ("kernels", "fixtures", "claims"):
-        for info in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
-            if not info.name.rsplit(".", 1)[-1].startswith("test_"):
-                importlib.import_module(info.name)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    _import_project_modules()
-    config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
-    config.stash[_STATE] = _State()
-    if not _is_worker(config):
-        config.pluginmanager.register(VerdictCollector(config), "claims-verdict-collector")
+RUN_PROPERTY = "claims_statement_run"
+REFERENCE_PROPERTY = "claims_reference_outcome"
+STORE_PROPERTY = "claims_store_events"
+DECLARED_TIER = pytest.StashKey[str]()
+STATEMENT = pytest.StashKey[tuple[Claim, Statement]]()
+EVIDENCE = pytest.StashKey[Evidence]()
+MUTANT_RESULTS = pytest.StashKey[list[MutantResult]]()
 
 
-class _State:
-    def __init__(self) -> None:
+class State:
+    """Per-process state of an active plugin."""
+
+    def __init__(self, config: pytest.Config, registry: Registry, store: ResultStore) -> None:
+        self.config = config
+        self.registry = registry
+        self.tiers = registry.tiers
+        self.report_dir = Path(config.rootpath) / config.getini("claims_report_dir")
+        self.store = store
+        self.mutants: dict[str, Any] = {}
+        self.run_mutants = bool(config.getoption("claims_mutants"))
+        self.mutant_active = ""
+        self.previous: dict[str, Any] | None = None
         self.runs: dict[str, StatementRun] = {}
         self.reference: dict[str, str] = {}
         self.exercised: dict[str, set[str]] = {}
+        self.selected: set[str] = set()
+        self.collection_errors: dict[str, str] = {}
+        self.store_events: dict[str, list[dict[str, Any]]] = {}
+        self.current_item: pytest.Item | None = None
         self.started = time.time()
-        self.records: list[dict[str, Any]] = []
         self.payload: dict[str, Any] = {}
 
 
-_STATE = pytest.StashKey[_State]()
+STATE = pytest.StashKey[State]()
+
+
+def state_of(config: pytest.Config) -> State | None:
+    return config.stash.get(STATE, None)
+
+
+def declared_tier(item: pytest.Item) -> str:
+    """The scale marker a test declares (scale-free tests also carry the other tiers' markers)."""
+    return item.stash.get(DECLARED_TIER, "")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -73,63 +95,252 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------
-# Collection: one scale marker, a known claim and statement, expected failures from the registry
+# Options, configuration
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_claims import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("claims_registry", "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)", type="args", default=[])
+    parser.addini("claims_tiers", "scale markers, one per test, smallest first", type="args", default=list(DEFAULT_TIERS))
+    parser.addini("claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports")
+    parser.addini("claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default="")
+    parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
+    parser.addini("claims_title", "title of the verdict report", default="Claim verification suite")
+    group = parser.getgroup("claims", "claim verification (pytest-claims)")
+    group.addoption("--store-dir", dest="claims_store_dir", default=None, help="result store directory (overrides the ini key claims_store_dir)")
+    group.addoption("--no-store", dest="claims_no_store", action="store_true", help="compute every stored result fresh and write nothing to the store")
+    group.addoption("--previous-verdicts", dest="claims_previous", default=None, metavar="PATH", help="a previous verdicts.json: report what changed since")
+    group.addoption("--mutants", dest="claims_mutants", action="store_true", help="rerun each statement's tests under each mutant it lists; a surviving mutant breaks the claim")
+
+
+def _store_for(config: pytest.Config) -> ResultStore:
+    if config.getoption("claims_no_store"):
+        return ResultStore(None)
+    chosen = config.getoption("claims_store_dir") or config.getini("claims_store_dir")
+    if chosen:
+        return ResultStore((Path(config.invocation_params.dir) / chosen).resolve())
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        return ResultStore(Path(cache.mkdir("claims-store")))
+    return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    paths = config.getini("claims_registry")
+    if not paths:
+        return
+    tiers = tuple(config.getini("claims_tiers"))
+    try:
+        registry = load_registry([Path(config.rootpath) / p for p in paths], tiers)
+    except RegistryError as error:
+        raise pytest.UsageError(str(error)) from None
+    for tier in tiers:
+        config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
+    config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
+    store = _store_for(config)
+    state = State(config, registry, store)
+    _load_mutants(config, state)
+    previous = config.getoption("claims_previous")
+    if previous:
+        try:
+            state.previous = json.loads(Path(previous).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise pytest.UsageError(f"--previous-verdicts {previous}: cannot read a verdicts.json ({error})") from None
+    config.stash[STATE] = state
+    _ACTIVE.append(state)
+    set_current_store(store)
+    if not _is_worker(config):
+        config.pluginmanager.register(Controller(state), "claims-controller")
+
+
+_ACTIVE: list[State] = []  # a stack: pytester runs an inner session inside a test
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = state_of(config)
+    if state is not None and state in _ACTIVE:
+        _ACTIVE.remove(state)
+        set_current_store(_ACTIVE[-1].store if _ACTIVE else None)
+
+
+def _load_mutants(config: pytest.Config, state: State) -> None:
+    module = config.getini("claims_mutants")
+    named = {m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants}
+    if not module:
+        if state.run_mutants:
+            raise pytest.UsageError("--mutants needs the ini key claims_mutants (the module listing MUTANTS)")
+        return
+    try:
+        state.mutants = catalogue(module)
+    except (ImportError, MutantError) as error:
+        raise pytest.UsageError(f"claims_mutants = {module}: {error}") from None
+    unknown = sorted(named - set(state.mutants))
+    if unknown:
+        raise pytest.UsageError(f"registry names mutants that {module} does not define: {unknown}")
+    if state.run_mutants:
+        broken = []
+        for name in sorted(named):
+            try:
+                mutated_code(state.mutants[name])
+            except MutantError as error:
+                broken.append(str(error))
+        if broken:
+            raise pytest.UsageError("mutants that no longer apply:\n  " + "\n  ".join(broken))
+
+
+# ------------------------------------------------------------------------------------------------
+# Collection
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    state = config.stash[_STATE]
+    state = state_of(config)
+    if state is None:
+        return
     problems = []
     for item in items:
-        tiers = [t for t in TIERS if item.get_closest_marker(t)]
+        tiers = [t for t in state.tiers if item.get_closest_marker(t)]
         if len(tiers) != 1:
-            problems.append(f"{item.nodeid}: needs exactly one scale marker of {TIERS}, has {tiers or 'none'}")
+            problems.append(f"{item.nodeid}: needs exactly one scale marker of {state.tiers}, has {tiers or 'none'}")
             continue
-        if tiers[0] == "gpu" and not cuda_available():
-            item.add_marker(pytest.mark.skip(reason="no CUDA device: torch.cuda.is_available() is False"))
+        item.stash[DECLARED_TIER] = tiers[0]
         marker = item.get_closest_marker("claim")
         if marker is None:
             continue
         cid = marker.args[0] if marker.args else None
         name = marker.kwargs.get("statement")
-        claim = REGISTRY.claims.get(cid)
+        claim = state.registry.claims.get(cid)
         if claim is None:
-            problems.append(f"{item.nodeid}: unknown claim {cid!r} (not in claims/registry.toml)")
+            problems.append(f"{item.nodeid}: unknown claim {cid!r} (not in the registry)")
             continue
         statement = claim.statements.get(name)
         if statement is None:
-            problems.append(f"{item.nodeid}: claim {cid!r} has no statement {name!r} in claims/registry.toml")
+            problems.append(f"{item.nodeid}: claim {cid!r} has no statement {name!r} in the registry")
             continue
+        item.stash[STATEMENT] = (claim, statement)
         state.exercised.setdefault(cid, set()).add(name)
+        if statement.scale_free:
+            for other in state.tiers:
+                if other != tiers[0]:
+                    item.add_marker(other)
         if statement.expected == "refuted":
-            item.add_marker(
-                pytest.mark.xfail(
-                    strict=True,
-                    raises=ClaimRefuted,
-                    reason=f"registered as refuted: {cid} / {name}",
-                )
-            )
+            item.add_marker(pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}"))
     if problems:
         raise pytest.UsageError("claim registry check failed:\n  " + "\n  ".join(problems))
-    if _is_worker(config):
-        config.workeroutput["claims_exercised"] = {c: sorted(s) for c, s in state.exercised.items()}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = state_of(session.config)
+    if state is None:
+        return
+    state.selected = {item.stash[STATEMENT][0].id for item in session.items if STATEMENT in item.stash}
+    if _is_worker(session.config):
+        session.config.workeroutput["claims_exercised"] = {c: sorted(s) for c, s in state.exercised.items()}
+        session.config.workeroutput["claims_selected"] = sorted(state.selected)
 
 
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    state = node.config.stash[_STATE]
-    for cid, names in getattr(node, "workeroutput", {}).get("claims_exercised", {}).items():
+    state = state_of(node.config)
+    if state is None:
+        return
+    output = getattr(node, "workeroutput", {})
+    for cid, names in output.get("claims_exercised", {}).items():
         state.exercised.setdefault(cid, set()).update(names)
+    state.selected.update(output.get("claims_selected", []))
 
 
 # ------------------------------------------------------------------------------------------------
-# Worker side: evidence and the statement outcome travel on the report
+# Worker side: mutants, evidence, statement outcomes
+
+
+def clear_function_caches(root: Path) -> None:
+    """Empty every functools cache of the project's modules (nothing computed under a mutant may be
+    reused by the real run, nor the other way round)."""
+    root = root.resolve()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or ".venv" in path or not str(Path(path).resolve()).startswith(str(root)):
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                clear()
+
+
+def _try_mutant(item: pytest.Item, state: State, name: str) -> MutantResult:
+    from _pytest.runner import runtestprotocol
+
+    state.mutant_active = state.store.namespace = name
+    clear_function_caches(Path(state.config.rootpath))
+    try:
+        with applied(state.mutants[name]):
+            reports = runtestprotocol(item, log=False, nextitem=item.parent)  # tears down only the item
+    finally:
+        state.mutant_active = state.store.namespace = ""
+        clear_function_caches(Path(state.config.rootpath))
+        state.store.take_events(item.nodeid)
+    failed = [r for r in reports if r.failed]
+    if failed:
+        report = failed[0]
+        crash = getattr(report.longrepr, "reprcrash", None)
+        detail = crash.message.splitlines()[0][:200] if crash is not None and crash.message else report.when
+        kind = FAILED if "ClaimRefuted" in detail or "AssertionError" in detail or report.when == "call" else ERROR
+        return MutantResult(name, True, kind, detail)
+    if any(r.skipped for r in reports):
+        return MutantResult(name, False, SKIPPED, "the test skipped under the mutant")
+    return MutantResult(name, False, HELD, "every check passed under the mutant")
+
+
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """With --mutants: before the real run, run a statement test under each mutant it must kill."""
+    state = state_of(item.config)
+    if state is None or not state.run_mutants or STATEMENT not in item.stash:
+        return None
+    statement = item.stash[STATEMENT][1]
+    if statement.mutants:
+        item.stash[MUTANT_RESULTS] = [_try_mutant(item, state, name) for name in statement.mutants]
+    return None  # the default protocol runs the real test
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    state = state_of(item.config)
+    if state is not None:
+        state.current_item = item
+        state.store.current_test = item.nodeid
 
 
 def new_evidence(item: pytest.Item) -> Evidence:
-    figure_dir = Path(item.config.rootpath) / "reports" / "figures"
-    evidence = Evidence(figure_dir, item.nodeid)
-    item.stash[EVIDENCE_KEY] = evidence
+    state = state_of(item.config)
+    report_dir = state.report_dir if state is not None else Path(item.config.rootpath) / "reports"
+    evidence = Evidence(report_dir, item.nodeid, draw_figures=not (state and state.mutant_active))
+    item.stash[EVIDENCE] = evidence
     return evidence
+
+
+@pytest.fixture
+def evidence(request: pytest.FixtureRequest) -> Evidence:
+    """Records a statement test's numbers and figures onto its report."""
+    return new_evidence(request.node)
+
+
+def current_evidence() -> tuple[Evidence, pytest.Item] | None:
+    """The running test's evidence recorder (created on first use) and the test item."""
+    state = _ACTIVE[-1] if _ACTIVE else None
+    if state is None or state.current_item is None:
+        return None
+    item = state.current_item
+    return item.stash.get(EVIDENCE, None) or new_evidence(item), item
+
+
+def reproduce_command(item: pytest.Item) -> str:
+    args = item.config.hook.pytest_claims_reproduce_args(config=item.config) or []
+    return " ".join(["pytest", item.nodeid, "-p", "no:randomly", *args])
 
 
 def _statement_outcome(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> tuple[str, str] | None:
@@ -140,118 +351,202 @@ def _statement_outcome(report: pytest.TestReport, call: pytest.CallInfo[Any]) ->
         return (ERROR, "setup failed") if report.failed else None
     if report.when == "teardown":
         return (ERROR, "teardown failed") if report.failed else None
-    if report.passed:
+    if report.passed and not hasattr(report, "wasxfail"):
         return HELD, ""
     if report.skipped and hasattr(report, "wasxfail"):
-        return REFUTED, ""  # xfail(raises=ClaimRefuted): only a recorded refutation gets here
+        # xfail(raises=ClaimRefuted): only a recorded refutation gets here; keep its message
+        return REFUTED, str(call.excinfo.value)[:800] if call.excinfo is not None else ""
     if report.skipped:
         return SKIPPED, str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
     if call.excinfo is None:
         return HELD, "held although registered as refuted (strict XPASS)"
     if call.excinfo.errisinstance(ClaimRefuted):
-        return REFUTED, str(call.excinfo.value)[:500]
+        return REFUTED, str(call.excinfo.value)[:800]
     if call.excinfo.errisinstance(AssertionError):
-        return FAILED, str(call.excinfo.value)[:500]
-    return ERROR, f"{call.excinfo.typename}: {str(call.excinfo.value)[:400]}"
+        return FAILED, str(call.excinfo.value)[:800]
+    return ERROR, f"{call.excinfo.typename}: {str(call.excinfo.value)[:600]}"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
     outcome = yield
     report = outcome.get_result()
+    state = state_of(item.config)
+    if state is None or state.mutant_active:
+        return
+    if report.when == "teardown":
+        events = state.store.take_events(item.nodeid)
+        if events:
+            report.user_properties.append((STORE_PROPERTY, events))
+        state.current_item = None
     decided = _statement_outcome(report, call)
-    marker = item.get_closest_marker("claim")
-    tier = next((t for t in TIERS if item.get_closest_marker(t)), "")
-    evidence = item.stash.get(EVIDENCE_KEY, None)
     if decided is None:
         return
-    if marker is None:
-        report.user_properties.append(("reference_outcome", decided[0]))
+    info = item.stash.get(STATEMENT, None)
+    if info is None:
+        report.user_properties.append((REFERENCE_PROPERTY, decided[0]))
         return
+    claim, statement = info
+    evidence = item.stash.get(EVIDENCE, None)
     run = StatementRun(
         test=item.nodeid,
-        claim=marker.args[0],
-        statement=marker.kwargs["statement"],
-        tier=tier,
+        claim=claim.id,
+        statement=statement.name,
+        tier="any" if statement.scale_free else declared_tier(item),
         outcome=decided[0],
         reason=decided[1],
         evidence=evidence.as_dict() if evidence else {},
-        figures=[path for _, path, _ in evidence.figures] if evidence else [],
+        figures=list(evidence.figures) if evidence else [],
+        mutants=[asdict(m) for m in item.stash.get(MUTANT_RESULTS, [])],
     )
-    report.user_properties.append((RUN_PROPERTY, run.__dict__))
-    if report.when == "call" and evidence is not None:
-        report.extras = getattr(report, "extras", []) + html_report.evidence_extras(run, evidence)
+    report.user_properties.append((RUN_PROPERTY, asdict(run)))
+    if report.when == "call":
+        report.extras = getattr(report, "extras", []) + html_report.row_extras(asdict(run))
 
 
 # ------------------------------------------------------------------------------------------------
 # Controller side (or the single process): aggregate, decide, write
 
 
-class VerdictCollector:
-    """Collects statement runs from reports and writes verdicts.json and the html summary."""
+def git_commit(root: Path) -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+uncommitted" if dirty else "")
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.state = config.stash[_STATE]
+
+def tier_of(config: pytest.Config) -> str:
+    return config.option.markexpr or "all"
+
+
+class Controller:
+    """Collects statement runs from the reports and writes verdicts.json and the html summary."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.config = state.config
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Figures of an earlier run must not be mistaken for this run's (workers write them later).
-        shutil.rmtree(Path(self.config.rootpath) / "reports" / "figures", ignore_errors=True)
+        shutil.rmtree(self.state.report_dir / "figures", ignore_errors=True)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A module that fails to collect breaks the claims whose tests it holds."""
+        if not report.failed:
+            return
+        lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
+        message = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "collection failed")
+        self.state.collection_errors[report.nodeid or "<session>"] = message[:300]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         state = self.state
         for name, value in report.user_properties:
             if name == RUN_PROPERTY:
                 if report.nodeid not in state.runs or value["outcome"] == ERROR:
-                    state.runs[report.nodeid] = StatementRun(**value)
-            elif name == "reference_outcome":
+                    state.runs[report.nodeid] = StatementRun.from_dict(value)
+            elif name == REFERENCE_PROPERTY:
                 if report.nodeid not in state.reference or value == ERROR:
                     state.reference[report.nodeid] = value
+            elif name == STORE_PROPERTY:
+                state.store_events.setdefault(report.nodeid, []).extend(value)
+
+    def environment(self) -> dict[str, Any]:
+        env: dict[str, Any] = {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "pytest": pytest.__version__,
+            "git_commit": git_commit(Path(self.config.rootpath)),
+        }
+        for part in self.config.hook.pytest_claims_environment(config=self.config):
+            env.update(part or {})
+        return env
+
+    def claim_inputs(self) -> dict[str, ClaimInputs]:
+        state = self.state
+        inputs = {cid: ClaimInputs(exercised=set(state.exercised.get(cid, set())), selected=cid in state.selected) for cid in state.registry.claims}
+        for run in state.runs.values():
+            inputs[run.claim].runs.append(run)
+        for module, message in sorted(state.collection_errors.items()):
+            for claim in state.registry.claims_of_module(module):
+                inputs[claim.id].problems.append(f"collection error in {module}: {message}")
+        return inputs
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        config, state = self.config, self.state
-        state.records = summarise(REGISTRY, list(state.runs.values()), state.exercised)
-        options = config.stash.get(OPTIONS_KEY, None)
-        state.payload = {
-            "suite": "claim-verification suite",
+        state, config = self.state, self.config
+        environment = self.environment()
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        payload: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "suite": config.getini("claims_title"),
             "tier": tier_of(config),
-            "seed": getattr(options, "seed", None),
-            "environment": environment(config),
-            "papers": REGISTRY.papers,
-            "claims": state.records,
+            "seed": environment.get("master_seed"),
+            "mutants_run": state.run_mutants,
+            "environment": environment,
+            "papers": state.registry.papers,
+            "claims": summarise(state.registry, self.claim_inputs()),
             "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(state.reference.items())],
+            "collection_errors": [{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
+            "runs": [
+                {
+                    "tier": tier_of(config),
+                    "host": platform.node(),
+                    "device": environment.get("device_name", environment.get("device", "cpu")),
+                    "commit": environment["git_commit"],
+                    "date": now,
+                    "store": state.store.mode,
+                    "source": "this run",
+                    "tests": sorted(state.runs),
+                }
+            ],
             "timings": {
-                "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "generated_at": now,
                 "session_seconds": round(time.time() - state.started, 3),
+                "store": {test: events for test, events in sorted(state.store_events.items())},
             },
         }
-        out = Path(config.rootpath) / "reports"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "verdicts.json").write_text(json.dumps(state.payload, indent=1) + "\n", encoding="utf-8")
-        if any(r["verdict"] == "broken" for r in state.records) and session.exitstatus == 0:
+        if state.previous is not None:
+            payload["changes"] = changes(state.previous, payload)
+        state.payload = payload
+        state.report_dir.mkdir(parents=True, exist_ok=True)
+        (state.report_dir / "verdicts.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        if any(r["verdict"] == "broken" for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.state.records:
+        payload = self.state.payload
+        if not payload:
             return
+        found = payload.get("changes")
+        if found is not None:
+            terminalreporter.write_sep("=", "changed since the previous run")
+            if not found["claims"] and not found["statements"]:
+                terminalreporter.write_line("nothing")
+            for c in found["claims"]:
+                terminalreporter.write_line(f"{c['key']:>4}  {c['before']} -> {c['after']}  {c['id']}")
+            for s in found["statements"]:
+                terminalreporter.write_line(f"      {s['claim']} / {s['statement']}: {s['before']} -> {s['after']}  ({s['test']})")
         terminalreporter.write_sep("=", "claim verdicts")
-        for record in self.state.records:
-            terminalreporter.write_line(
-                f"{record['key']:>4}  {record['verdict']:<14} {record['id']}  ({record['reason']})"
-            )
-        terminalreporter.write_line("report: reports/verdict.html, reports/verdicts.json")
+        for record in payload["claims"]:
+            strength = record.get("power")
+            power = f"  [mutants killed {strength['killed']}/{strength['of']}]" if strength else ""
+            terminalreporter.write_line(f"{record['key']:>4}  {record['verdict']:<14} {record['id']}{power}  ({record['reason']})")
+        hits = sum(1 for events in payload["timings"]["store"].values() for e in events if e["status"] == "from store")
+        terminalreporter.write_line(f"result store: {self.state.store.mode}; {hits} results read from it")
+        terminalreporter.write_line(f"report: {self.state.report_dir / 'verdicts.json'} and the html report")
 
     # pytest-html hooks (they run where the report is written: here)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:
-        report.title = f"Claim verification suite: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
+        report.title = f"{self.config.getini('claims_title')}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
-        prefix.append(html_report.summary_html(self.state.payload, REGISTRY))
+        prefix.append(html_report.summary_html(self.state.payload, self.state.report_dir))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list) -> None:
@@ -259,52 +554,15 @@ class VerdictCollector:
         cells.insert(3, '<th class="sortable" data-column-type="statement_outcome">Statement outcome</th>')
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list) -> None:
-        props = dict(report.user_properties)
+    def pytest_html_results_table_row(self, report: Any, cells: list) -> None:
+        props = dict(getattr(report, "user_properties", None) or [])  # collect reports carry none
         run = props.get(RUN_PROPERTY)
         if run is None:
-            cells.insert(2, '<td class="col-claim">reference test (no claim)</td>')
-            cells.insert(3, f'<td class="col-statement_outcome">{props.get("reference_outcome", "")}</td>')
+            label = "reference test (no claim)" if REFERENCE_PROPERTY in props else "collection"
+            cells.insert(2, f'<td class="col-claim">{label}</td>')
+            cells.insert(3, f'<td class="col-statement_outcome">{props.get(REFERENCE_PROPERTY, "")}</td>')
             return
-        cells.insert(2, f'<td class="col-claim">{run["claim"]} / {run["statement"]}</td>')
-        cells.insert(3, f'<td class="col-statement_outcome">{html_report.outcome_badge(run, REGISTRY)}</td>')
-
-
-def _git_commit(root: Path) -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def environment(config: pytest.Config) -> dict[str, Any]:
-    import numpy
-    import scipy
-
-    try:
-        import torch
-
-        torch_version = torch.__version__
-    except ImportError:
-        torch_version = "not installed"
-    options = config.stash.get(OPTIONS_KEY, None)
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
-        "torch": torch_version,
-        "backend": getattr(options, "backend", "numpy"),
-        "device": getattr(options, "device", "cpu"),
-        "device_name": getattr(options, "device_name", "cpu"),
-        "git_commit": _git_commit(Path(config.rootpath)),
-    }
-
-
-def tier_of(config: pytest.Config) -> str:
-    return config.option.markexpr or "all"
-
-
-# Imported last: the options module registers the stash key this plugin reads.
-from fixtures.options import OPTIONS_KEY  # noqa: E402
+        expected = self.state.registry.claims[run["claim"]].statements[run["statement"]].expected
+        label = f'{run["outcome"]} (registered: {expected})'
+        cells.insert(2, f'<td class="col-claim">{html_report.esc(run["claim"])} / {html_report.esc(run["statement"])}</td>')
+        cells.insert(3, f'<td class="col-statement_outcome">{html_report.badge(label, html_report.OUTCOME_COLOURS.get(run["outcome"], "#6e7781"))}</td>')

@@ -1,81 +1,210 @@
-"""HTML pieces of the verdict report: the claim tables at the top and the evidence in each row."""
+"""HTML of the verdict report, rendered from a verdicts.json payload.
+
+The same pieces serve the pytest-html report (its summary section) and the standalone page that the
+merge command writes. At a glance: what changed since the previous run, then one table per paper with
+each claim's verdict, power (mutants killed), its key numbers and its main figure as a thumbnail;
+everything else (statement texts, evidence, figures, mutants, where results came from) folds into
+details elements.
+"""
 from __future__ import annotations
 
+import base64
 import html
 import json
+from pathlib import Path
 from typing import Any
 
-from pytest_claims.evidence import Evidence
-from pytest_claims.registry import Registry
-from pytest_claims.verdicts import VERDICTS, StatementRun
+from pytest_claims.verdicts import VERDICTS
 
 COLOURS = {
     "verified": "#1a7f37",
     "falsified": "#8250df",
     "reduced scale": "#bf8700",
     "not run": "#6e7781",
+    "not selected": "#8c959f",
     "not exercised": "#afb8c1",
     "broken": "#cf222e",
 }
 OUTCOME_COLOURS = {"held": "#1a7f37", "refuted": "#8250df", "skipped": "#6e7781", "failed": "#cf222e", "error": "#cf222e"}
+STYLE = """
+<style>
+.claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
+.claims-verdicts td,.claims-verdicts th{border:1px solid #d0d7de;padding:4px 6px;vertical-align:top;font-size:13px}
+.claims-verdicts th{background:#f6f8fa;text-align:left}
+.claims-verdicts details{margin:2px 0}
+.claims-verdicts summary{cursor:pointer}
+.claims-verdicts .ev td{font-size:12px;padding:2px 4px}
+.claims-verdicts img.thumb{max-width:170px;max-height:120px;border:1px solid #d0d7de}
+.claims-verdicts .changes{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;margin:8px 0}
+</style>
+"""
 
 
-def _badge(text: str, colour: str) -> str:
+def esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def badge(text: str, colour: str) -> str:
     return (
         f'<span style="background:{colour};color:#fff;border-radius:4px;padding:1px 6px;'
-        f'white-space:nowrap;font-weight:600">{html.escape(text)}</span>'
+        f'white-space:nowrap;font-weight:600">{esc(text)}</span>'
     )
 
 
-def _number(value: Any) -> str:
+def number(value: Any, limit: int = 160) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, (list, dict)):
         text = json.dumps(value)
-        return html.escape(text if len(text) < 160 else text[:157] + "...")
-    return html.escape(str(value))
+        return esc(text if len(text) < limit else text[: limit - 3] + "...")
+    return esc(value)
 
 
-def outcome_badge(run: dict[str, Any], registry: Registry) -> str:
-    expected = registry.claims[run["claim"]].statements[run["statement"]].expected
-    label = f'{run["outcome"]} (registered: {expected})'
-    return _badge(label, OUTCOME_COLOURS.get(run["outcome"], "#6e7781"))
+def _image(report_dir: Path | None, path: str) -> str | None:
+    if report_dir is None:
+        return None
+    file = report_dir / path
+    if not file.is_file():
+        return None
+    return "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
 
 
-def summary_html(payload: dict[str, Any], registry: Registry) -> str:
-    """Environment, then one table per paper: claim, verdict badge, key numbers, scale, provenance."""
+def _power_cell(power: dict[str, Any] | None) -> str:
+    if not power:
+        return "<small>not run (--mutants)</small>"
+    colour = "#1a7f37" if not power["survivors"] and power["killed"] == power["of"] else "#cf222e"
+    text = f"killed {power['killed']} of {power['of']}"
+    out = badge(text, colour)
+    if power["survivors"]:
+        out += "<br><small>survived: " + esc(", ".join(power["survivors"])) + "</small>"
+    return out
+
+
+def _key_numbers(record: dict[str, Any]) -> str:
+    lines = []
+    for entry in record.get("key_numbers", []):
+        values = entry["values"]
+        if not values:
+            lines.append(f"{esc(entry['label'])}: &mdash;")
+        elif len(values) == 1:
+            lines.append(f"{esc(entry['label'])} = <b>{number(values[0]['value'], 80)}</b>")
+        else:
+            shown = "; ".join(f"<b>{number(v['value'], 60)}</b> [{esc(v['run'])}]" for v in values)
+            lines.append(f"{esc(entry['label'])} = {shown}")
+    return "<br>".join(lines) or "&mdash;"
+
+
+def evidence_table(evidence: dict[str, Any]) -> str:
+    names = list(evidence.get("headline", [])) + sorted(k for k in evidence if k != "headline" and k not in evidence.get("headline", []))
+    rows = "".join(
+        f"<tr><td><code>{esc(k)}</code></td><td>{'<b>' if k in evidence.get('headline', []) else ''}{number(evidence[k], 400)}</td></tr>"
+        for k in names
+        if k in evidence
+    )
+    return f'<table class="ev">{rows}</table>' if rows else ""
+
+
+def _statement_details(run: dict[str, Any], report_dir: Path | None, store_events: list[dict[str, Any]]) -> str:
+    outcome = run["outcome"]
+    label = f"{outcome} (registered: {run['expected']})"
+    parts = [
+        "<details><summary>",
+        f"<code>{esc(run['statement'])}</code> [{esc(run['tier'])}] {badge(label, OUTCOME_COLOURS.get(outcome, '#6e7781'))} ",
+        f"<small>{esc(run['test'])}</small></summary>",
+        f"<p><i>{esc(run['text'])}</i></p>",
+    ]
+    if run.get("reason"):
+        parts.append(f"<p><b>reason:</b> {esc(run['reason'])}</p>")
+    parts.append(evidence_table(run.get("evidence", {})))
+    for figure in run.get("figures", []):
+        src = _image(report_dir, figure["path"])
+        parts.append(f"<p>{esc(figure['title'])}<br>" + (f'<img src="{src}" style="max-width:640px">' if src else f"<code>{esc(figure['path'])}</code>") + "</p>")
+    if run.get("mutants"):
+        items = "".join(
+            f"<li>{esc(m['mutant'])}: {'killed' if m['killed'] else 'SURVIVED'} ({esc(m['outcome'])}{': ' + esc(m['detail']) if m.get('detail') else ''})</li>"
+            for m in run["mutants"]
+        )
+        parts.append(f"<p><b>mutants</b></p><ul>{items}</ul>")
+    if store_events:
+        items = "".join(
+            f"<li>{esc(e['name'])}: {esc(e['status'])}"
+            + (f" at step {e['resumed_from_step']}" if e.get("resumed_from_step") not in (None, -1) else "")
+            + f" ({e['seconds']:.2f} s, key {esc(e['key'][:12])})</li>"
+            for e in store_events
+        )
+        parts.append(f"<p><b>results</b></p><ul>{items}</ul>")
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def changes_html(changes: dict[str, Any] | None) -> str:
+    if not changes:
+        return ""
+    if not changes["claims"] and not changes["statements"]:
+        return '<div class="changes"><b>Changed since the previous run:</b> nothing.</div>'
+    parts = ['<div class="changes"><b>Changed since the previous run</b>']
+    if changes["claims"]:
+        parts.append("<ul>" + "".join(f"<li><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code>: {esc(c['before'])} &rarr; <b>{esc(c['after'])}</b></li>" for c in changes["claims"]) + "</ul>")
+    if changes["statements"]:
+        parts.append(
+            "<ul>" + "".join(f"<li>{esc(s['claim'])} / {esc(s['statement'])}: {esc(s['before'])} &rarr; <b>{esc(s['after'])}</b> <small>{esc(s['test'])}</small></li>" for s in changes["statements"]) + "</ul>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _runs_html(payload: dict[str, Any]) -> str:
+    runs = payload.get("runs", [])
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{esc(run.get(k, ''))}</td>" for k in ("tier", "host", "device", "commit", "date", "store", "source")) + "</tr>"
+        for run in runs
+    )
+    return "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th><th>date</th><th>result store</th><th>verdicts</th></tr>" + rows + "</table>"
+
+
+def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
+    """Changes, run provenance, verdict counts and one claim table per paper, with folded details."""
     if not payload:
         return "<p>No verdicts were computed (the session ended before its finish).</p>"
-    env = dict(payload["environment"], tier=payload["tier"], master_seed=payload["seed"])
-    parts = ['<div class="claims-verdicts" style="margin:1em 0">']
-    parts.append("<h2>Run</h2><p>" + "; ".join(f"<b>{html.escape(k)}</b> {html.escape(str(v))}" for k, v in env.items()) + "</p>")
+    store_events = payload.get("timings", {}).get("store", {})
+    env = dict(payload.get("environment", {}), tier=payload.get("tier"))
+    parts = [STYLE, '<div class="claims-verdicts">', changes_html(payload.get("changes"))]
+    parts.append("<h2>Run</h2>" + _runs_html(payload))
+    parts.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
     counts = {v: sum(r["verdict"] == v for r in payload["claims"]) for v in VERDICTS}
-    parts.append("<p>" + " ".join(_badge(f"{n} {v}", COLOURS[v]) for v, n in counts.items() if n) + "</p>")
+    parts.append("<p>" + " ".join(badge(f"{n} {v}", COLOURS[v]) for v, n in counts.items() if n) + "</p>")
+    reference = payload.get("reference_tests", [])
+    if reference:
+        bad = [r for r in reference if r["outcome"] not in ("held", "skipped")]
+        parts.append(f"<p>{len(reference)} reference tests of the kernels and the harness: {len(reference) - len(bad)} passed or skipped"
+                     + (f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}" if bad else "") + "</p>")
     order = {v: i for i, v in enumerate(VERDICTS)}
     for paper, meta in payload["papers"].items():
         records = sorted((r for r in payload["claims"] if r["paper"] == paper), key=lambda r: (order[r["verdict"]], r["key"]))
         if not records:
             continue
-        parts.append(f"<h2>{html.escape(meta['title'])}</h2><p><i>source: {html.escape(meta['source'])}</i></p>")
-        parts.append(
-            '<table style="border-collapse:collapse;width:100%" border="1" cellpadding="4">'
-            "<tr><th>claim</th><th>text</th><th>verdict</th><th>key numbers</th><th>scale run</th><th>provenance</th></tr>"
-        )
+        parts.append(f"<h2>{esc(meta['title'])}</h2><p><small>source: {esc(meta.get('source', ''))}</small></p>")
+        parts.append("<table><tr><th>claim</th><th>verdict</th><th>power</th><th>key numbers</th><th>figure</th></tr>")
         for r in records:
-            numbers = "<br>".join(f"{html.escape(k)} = {_number(v)}" for k, v in r["headline"].items()) or "&mdash;"
-            missing = r["statements_without_tests"]
-            note = html.escape(r["provenance"])
-            if missing and r["verdict"] != "not exercised":
-                note += f"<br><i>statements without tests: {html.escape(', '.join(missing))}</i>"
+            thumb = ""
+            if r.get("figure"):
+                src = _image(report_dir, r["figure"]["path"])
+                thumb = f'<img class="thumb" src="{src}" title="{esc(r["figure"]["title"])}">' if src else ""
+            details = [f"<details><summary><small>claim text, provenance and {len(r['statements'])} statement runs</small></summary>",
+                       f"<p><i>{esc(r['statement'])}</i></p>"]
+            if r.get("provenance"):
+                details.append(f"<p><small><b>provenance:</b> {esc(r['provenance'])}</small></p>")
+            if r["statements_without_tests"] and r["verdict"] != "not exercised":
+                details.append(f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>")
+            details.extend(_statement_details(run, report_dir, store_events.get(run["test"], [])) for run in r["statements"])
+            details.append("</details>")
             parts.append(
                 "<tr>"
-                f"<td><b>{html.escape(r['key'])}</b><br><code>{html.escape(r['id'])}</code><br>{html.escape(r['where'])}</td>"
-                f"<td>{html.escape(r['statement'])}</td>"
-                f"<td>{_badge(r['verdict'], COLOURS[r['verdict']])}<br><small>{html.escape(r['reason'])}</small>"
-                f"<br><small>expected: {html.escape(r['expected'])}</small></td>"
-                f"<td><small>{numbers}</small></td>"
-                f"<td>{html.escape(', '.join(r['tiers_run']) or '-')}</td>"
-                f"<td><small>{note}</small></td>"
+                f"<td><b>{esc(r['key'])}</b> <code>{esc(r['id'])}</code><br><small>{esc(r['where'])}</small>{''.join(details)}</td>"
+                f"<td>{badge(r['verdict'], COLOURS[r['verdict']])}<br><small>{esc(r['reason'])}</small><br><small>expected: {esc(r['expected'])}; tiers run: {esc(', '.join(r['tiers_run']) or '-')}</small></td>"
+                f"<td>{_power_cell(r.get('power'))}</td>"
+                f"<td><small>{_key_numbers(r)}</small></td>"
+                f"<td>{thumb}</td>"
                 "</tr>"
             )
         parts.append("</table>")
@@ -83,20 +212,24 @@ def summary_html(payload: dict[str, Any], registry: Registry) -> str:
     return "\n".join(parts)
 
 
-def evidence_extras(run: StatementRun, evidence: Evidence) -> list[dict[str, Any]]:
-    """pytest-html extras for one statement test: its evidence table and its figures."""
-    from pytest_html import extras
+def standalone_html(payload: dict[str, Any], report_dir: Path, title: str) -> str:
+    """A self-contained page (the merge command's report)."""
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{esc(title)}</title></head><body style='font-family:sans-serif;margin:1.5em'>"
+        f"<h1>{esc(title)}</h1>{summary_html(payload, report_dir)}</body></html>\n"
+    )
 
-    rows = "".join(
-        f"<tr><td><code>{html.escape(k)}</code></td><td>{_number(v)}</td></tr>"
-        for k, v in evidence.as_dict().items()
-        if k != "headline"
-    )
+
+def row_extras(run: dict[str, Any]) -> list[Any]:
+    """pytest-html extras for one statement test's row: its evidence table (figures are in the summary)."""
+    try:
+        from pytest_html import extras
+    except ImportError:  # pytest-html absent: no html report, nothing to attach
+        return []
+    outcome = run["outcome"]
     table = (
-        f"<div><b>{html.escape(run.claim)} / {html.escape(run.statement)}</b> ({html.escape(run.tier)}): "
-        f"{_badge(run.outcome, OUTCOME_COLOURS.get(run.outcome, '#6e7781'))}"
-        f'<table border="1" cellpadding="3" style="border-collapse:collapse;margin:4px 0">{rows}</table></div>'
+        f"<div><b>{esc(run['claim'])} / {esc(run['statement'])}</b> ({esc(run['tier'])}): "
+        f"{badge(outcome, OUTCOME_COLOURS.get(outcome, '#6e7781'))}{evidence_table(run['evidence'])}</div>"
     )
-    out = [extras.html(table)]
-    out.extend(extras.png(data, name=title) for title, _, data in evidence.figures)
-    return out
+    return [extras.html(table)]

@@ -1,15 +1,34 @@
-"""Statement outcomes and claim verdicts, as pure functions of the registry and the test runs."""
+"""Statement outcomes and claim verdicts, as pure functions of the registry and the statement runs.
+
+The plugin (one run) and the merge command (several runs) both build claim records with `summarise`,
+so a merged verdict is computed by exactly the rules of a single run.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
 
-from pytest_claims.registry import Claim, Registry
+from pytest_claims.registry import Claim, Registry, Statement
+
+SCHEMA_VERSION = 2
 
 # Statement outcomes.
 HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"
+DECIDED = (HELD, REFUTED)
 # Claim verdicts, most severe first (the report's sort order).
-VERDICTS = ("broken", "falsified", "reduced scale", "verified", "not run", "not exercised")
+VERDICTS = ("broken", "falsified", "reduced scale", "verified", "not run", "not selected", "not exercised")
+# Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
+RUN_KEYS = ("runs", "timings", "changes")
+
+
+@dataclass
+class MutantResult:
+    """One mutant tried against one statement test: killed (the test failed under it) or not."""
+
+    mutant: str
+    killed: bool
+    outcome: str  # the test's outcome under the mutant (failed, error, held, skipped, not applicable)
+    detail: str = ""
 
 
 @dataclass
@@ -23,61 +42,152 @@ class StatementRun:
     outcome: str
     reason: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
-    figures: list[str] = field(default_factory=list)
+    figures: list[dict[str, str]] = field(default_factory=list)  # [{"title", "path"}], path relative to the report dir
+    mutants: list[dict[str, Any]] = field(default_factory=list)  # MutantResult as dicts; empty unless --mutants
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> "StatementRun":
+        return StatementRun(**{k: data[k] for k in StatementRun.__dataclass_fields__ if k in data})
 
 
-def as_registered(run: StatementRun, claim: Claim) -> bool:
-    expected = claim.statements[run.statement].expected
-    return (run.outcome, expected) in ((HELD, "holds"), (REFUTED, "refuted"))
+def as_registered(outcome: str, statement: Statement) -> bool:
+    return (outcome, statement.expected) in ((HELD, "holds"), (REFUTED, "refuted"))
 
 
-def contradicts(run: StatementRun, claim: Claim) -> bool:
-    """An outcome that contradicts the registry: a crash, an error, or the opposite finding."""
-    return run.outcome not in (SKIPPED,) and not as_registered(run, claim)
+def _param_label(test: str) -> str:
+    """The parametrisation of a test id ("smoke", "full-100k", ...), or the test's name."""
+    if "[" in test and test.endswith("]"):
+        return test[test.index("[") + 1 : -1]
+    return test.rsplit("::", 1)[-1]
 
 
-def claim_verdict(claim: Claim, runs: list[StatementRun], exercised: set[str]) -> tuple[str, str]:
-    """(verdict, reason) for one claim from its statement runs and the statements that have tests."""
-    if not exercised:
+@dataclass
+class ClaimInputs:
+    """Everything a claim verdict depends on besides the registry record."""
+
+    runs: list[StatementRun] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)  # statements some collected test names
+    selected: bool = False  # some test of the claim was selected in the run(s)
+    problems: list[str] = field(default_factory=list)  # collection errors, conflicts between runs, registry drift
+
+
+def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
+    """Mutants killed per statement and in total; None when no mutant was tried."""
+    per_statement: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for result in run.mutants:
+            entry = per_statement.setdefault(run.statement, {"killed": set(), "tried": set(), "survivors": set(), "not_tried": set()})
+            if result["outcome"] in (SKIPPED, "not applicable"):
+                entry["not_tried"].add(result["mutant"])
+                continue
+            entry["tried"].add(result["mutant"])
+            (entry["killed"] if result["killed"] else entry["survivors"]).add(result["mutant"])
+    if not per_statement:
+        return None
+    statements = {}
+    for name, entry in sorted(per_statement.items()):
+        listed = set(claim.statements[name].mutants)
+        # A mutant counts as killed for a statement if any of the statement's tests killed it.
+        killed = entry["killed"]
+        survivors = (entry["tried"] - killed) & listed
+        statements[name] = {
+            "killed": len(killed & listed),
+            "of": len(listed),
+            "survivors": sorted(survivors),
+            "not_tried": sorted(listed - entry["tried"]),
+        }
+    return {
+        "killed": sum(s["killed"] for s in statements.values()),
+        "of": sum(s["of"] for s in statements.values()),
+        "survivors": sorted({f"{name}: {m}" for name, s in statements.items() for m in s["survivors"]}),
+        "statements": statements,
+    }
+
+
+def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
+    """(verdict, reason) for one claim."""
+    runs = inputs.runs
+    if inputs.problems:
+        return "broken", "; ".join(inputs.problems)
+    if not inputs.exercised:
         return "not exercised", "no test in the suite names this claim"
-    broken = [r for r in runs if contradicts(r, claim)]
+    broken = [r for r in runs if r.outcome != SKIPPED and not as_registered(r.outcome, claim.statements[r.statement])]
     if broken:
         names = ", ".join(sorted({f"{r.statement} ({r.outcome})" for r in broken}))
         return "broken", f"outcome contradicts the registry: {names}"
-    ran = [r for r in runs if r.outcome in (HELD, REFUTED)]
+    strength = power(claim, runs)
+    if strength and strength["survivors"]:
+        return "broken", "mutants survived (the statement cannot tell them from the kernel): " + ", ".join(strength["survivors"])
+    if not runs:
+        if not inputs.selected:
+            return "not selected", "no test of this claim was selected in this run"
+        return "not run", "its tests were selected but none ran"
+    ran = [r for r in runs if r.outcome in DECIDED]
     if not ran:
         reasons = sorted({r.reason for r in runs if r.reason})
-        return "not run", "; ".join(reasons) if reasons else "tier not selected"
-    printed_refuted = sorted(
-        {r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim}
-    )
+        return "not run", "; ".join(reasons) if reasons else "every test skipped"
+    printed_refuted = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
     if printed_refuted:
         return "falsified", "refuted as printed: " + ", ".join(printed_refuted)
-    missing = []
+    missing, skipped = [], []
     for name, statement in claim.statements.items():
         if not statement.required:
             continue
-        decisive = [r for r in ran if r.statement == name and r.tier in statement.decisive_tiers]
-        if not decisive:
+        if not any(r.statement == name and (r.tier in statement.decisive_tiers or r.tier == "any") for r in ran):
             missing.append(name)
+            if any(r.statement == name and r.outcome == SKIPPED for r in runs):
+                skipped.append(name)
     if missing:
-        return "reduced scale", "not run at a decisive scale: " + ", ".join(missing)
+        reason = "not run at a decisive scale: " + ", ".join(missing)
+        if skipped:
+            reason += " (skipped: " + ", ".join(skipped) + ")"
+        return "reduced scale", reason
     return "verified", "every required statement ran at a decisive scale as registered"
 
 
-def summarise(registry: Registry, runs: list[StatementRun], exercised: dict[str, set[str]]) -> list[dict[str, Any]]:
+def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
+    """The registry's key numbers of a claim, with the value of every run that recorded them."""
+    out = []
+    for entry in claim.key_numbers:
+        statement, _, name = (part.strip() for part in entry.partition(":"))
+        values = [
+            {"run": _param_label(r.test), "tier": r.tier, "value": r.evidence[name]}
+            for r in runs
+            if r.statement == statement and name in r.evidence
+        ]
+        out.append({"label": entry, "values": values})
+    return out
+
+
+def thumbnail(claim: Claim, runs: list[StatementRun]) -> dict[str, str] | None:
+    if not claim.figure:
+        return None
+    for run in runs:
+        if run.statement == claim.figure and run.figures:
+            return run.figures[0]
+    return None
+
+
+def registry_record(claim: Claim) -> dict[str, Any]:
+    """The registry fields a merge needs to recompute a verdict (verdicts.json carries them)."""
+    return {
+        "tests": claim.tests,
+        "key_numbers": list(claim.key_numbers),
+        "figure": claim.figure,
+        "statements": {
+            name: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(s).items() if k != "name"}
+            for name, s in claim.statements.items()
+        },
+    }
+
+
+def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[str, Any]]:
     """Claim records for the report and verdicts.json, in registry order (deterministic)."""
-    by_claim: dict[str, list[StatementRun]] = {}
-    for run in sorted(runs, key=lambda r: r.test):
-        by_claim.setdefault(run.claim, []).append(run)
     records = []
     for claim in registry.claims.values():
-        claim_runs = by_claim.get(claim.id, [])
-        verdict, reason = claim_verdict(claim, claim_runs, exercised.get(claim.id, set()))
-        headline: dict[str, Any] = {}
-        for run in claim_runs:
-            for name in run.evidence.get("headline", []):
-                headline[f"{run.statement}: {name}"] = run.evidence.get(name)
+        claim_inputs = inputs.get(claim.id, ClaimInputs())
+        runs = sorted(claim_inputs.runs, key=lambda r: r.test)
+        verdict, reason = claim_verdict(claim, ClaimInputs(runs, claim_inputs.exercised, claim_inputs.selected, claim_inputs.problems))
         records.append(
             {
                 "id": claim.id,
@@ -89,8 +199,10 @@ def summarise(registry: Registry, runs: list[StatementRun], exercised: dict[str,
                 "expected": claim.expected,
                 "verdict": verdict,
                 "reason": reason,
-                "tiers_run": sorted({r.tier for r in claim_runs if r.outcome in (HELD, REFUTED)}),
-                "headline": headline,
+                "tiers_run": sorted({r.tier for r in runs if r.outcome in DECIDED}),
+                "key_numbers": key_numbers(claim, runs),
+                "figure": thumbnail(claim, runs),
+                "power": power(claim, runs),
                 "statements": [
                     {
                         "test": r.test,
@@ -99,14 +211,38 @@ def summarise(registry: Registry, runs: list[StatementRun], exercised: dict[str,
                         "tier": r.tier,
                         "expected": claim.statements[r.statement].expected,
                         "outcome": r.outcome,
-                        "as_registered": as_registered(r, claim) if r.outcome != SKIPPED else None,
+                        "as_registered": as_registered(r.outcome, claim.statements[r.statement]) if r.outcome != SKIPPED else None,
                         "reason": r.reason,
                         "evidence": r.evidence,
                         "figures": r.figures,
+                        "mutants": r.mutants,
                     }
-                    for r in claim_runs
+                    for r in runs
                 ],
-                "statements_without_tests": sorted(set(claim.statements) - exercised.get(claim.id, set())),
+                "statements_without_tests": sorted(set(claim.statements) - claim_inputs.exercised),
+                "registry": registry_record(claim),
             }
         )
     return records
+
+
+def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """Claims whose verdict changed and statement tests whose outcome changed, previous -> current.
+
+    A claim that is not selected now (a run of a subset) is not a change; nor is a test that did not
+    run in both."""
+    before = {c["id"]: c for c in previous.get("claims", [])}
+    claims, statements = [], []
+    for record in current.get("claims", []):
+        old = before.get(record["id"])
+        if old is None:
+            claims.append({"id": record["id"], "key": record["key"], "before": "absent", "after": record["verdict"]})
+            continue
+        if record["verdict"] != old["verdict"] and "not selected" not in (record["verdict"], old["verdict"]):
+            claims.append({"id": record["id"], "key": record["key"], "before": old["verdict"], "after": record["verdict"]})
+        old_outcomes = {s["test"]: s["outcome"] for s in old.get("statements", [])}
+        for s in record["statements"]:
+            was = old_outcomes.get(s["test"])
+            if was is not None and was != s["outcome"]:
+                statements.append({"test": s["test"], "claim": record["key"], "statement": s.get("statement"), "before": was, "after": s["outcome"]})
+    return {"previous": previous.get("runs", [{}])[0].get("date", "") if previous.get("runs") else "", "claims": claims, "statements": statements}

@@ -1,0 +1,191 @@
+"""Join the verdicts.json of several runs into one verdicts.json and one HTML report.
+
+    python -m pytest_claims.merge RUN.json [RUN.json ...] -o DIR [--previous PREVIOUS.json]
+
+A smoke run, CPU full-tier shards (pytest-split groups) and a GPU night each write verdicts.json; the
+merge takes the union of their statement runs and recomputes every claim verdict by the rules of a
+single run, so each statement counts at the tier that decides it. Each input is kept as provenance
+(tier, host, device, commit, date). A test whose outcome differs between runs, or a claim whose
+registry record differs, makes the claim broken. Runs with different master seeds are not merged.
+Shards of one tier merge into exactly the verdicts of the unsharded run (apart from `runs` and
+`timings`).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_claims.registry import Claim, Registry, Statement
+from pytest_claims.report import standalone_html
+from pytest_claims.verdicts import ERROR, FAILED, HELD, RUN_KEYS, SCHEMA_VERSION, SKIPPED, ClaimInputs, StatementRun, changes, summarise
+
+WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
+
+
+class MergeError(ValueError):
+    """Inputs that cannot be merged (unreadable, another schema, different seeds)."""
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise MergeError(f"{path}: not a readable verdicts.json ({error})") from None
+    if payload.get("schema_version") != SCHEMA_VERSION:
+        raise MergeError(f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads {SCHEMA_VERSION}")
+    return payload
+
+
+def _claim_from(record: dict[str, Any]) -> Claim:
+    reg = record["registry"]
+    statements = {
+        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+        for name, fields in reg["statements"].items()
+    }
+    return Claim(
+        id=record["id"], key=record["key"], paper=record["paper"], where=record["where"], text=record["statement"],
+        provenance=record["provenance"], expected=record["expected"], tests=reg["tests"], key_numbers=tuple(reg["key_numbers"]),
+        figure=reg["figure"], statements=statements,
+    )
+
+
+def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    first = payloads[0]["environment"]
+    return {k: (v if all(p["environment"].get(k) == v for p in payloads) else "varies between runs (see runs)") for k, v in first.items()}
+
+
+def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
+    if not payloads:
+        raise MergeError("nothing to merge")
+    seeds = sorted({str(p.get("seed")) for p in payloads})
+    if len(seeds) > 1:
+        raise MergeError(f"runs with different master seeds cannot be merged: {seeds}")
+    claims: dict[str, Claim] = {}
+    inputs: dict[str, ClaimInputs] = {}
+    drift: dict[str, list[str]] = {}
+    for payload in payloads:
+        for record in payload["claims"]:
+            claim = _claim_from(record)
+            if claim.id not in claims:
+                claims[claim.id] = claim
+                inputs[claim.id] = ClaimInputs()
+            elif claims[claim.id] != claim:
+                drift.setdefault(claim.id, []).append("registry record differs between the merged runs")
+            into = inputs[claim.id]
+            into.exercised |= set(claim.statements) - set(record["statements_without_tests"])
+            into.selected |= record["verdict"] != "not selected"
+            if record["verdict"] == "broken" and record["reason"].startswith("collection error"):
+                into.problems.append(record["reason"])
+    by_test: dict[str, list[tuple[int, StatementRun]]] = {}
+    for index, payload in enumerate(payloads):
+        for record in payload["claims"]:
+            for s in record["statements"]:
+                run = StatementRun(test=s["test"], claim=record["id"], statement=s["statement"], tier=s["tier"], outcome=s["outcome"],
+                                   reason=s["reason"], evidence=s["evidence"], figures=s["figures"], mutants=s.get("mutants", []))
+                by_test.setdefault(run.test, []).append((index, run))
+    for test, found in sorted(by_test.items()):
+        decided = [(i, r) for i, r in found if r.outcome != SKIPPED]
+        outcomes = sorted({r.outcome for _, r in decided})
+        if len(outcomes) > 1:
+            where = ", ".join(f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided)
+            inputs[found[0][1].claim].problems.append(f"conflicting outcomes for {test}: {where}")
+        keep = decided[0][1] if decided else found[0][1]
+        keep.mutants = _unique([m for _, r in found for m in r.mutants])
+        inputs[keep.claim].runs.append(keep)
+    for cid, reasons in drift.items():
+        inputs[cid].problems.extend(sorted(set(reasons)))
+    papers: dict[str, Any] = {}
+    for payload in payloads:
+        papers.update(payload["papers"])
+    registry = Registry(papers=papers, claims=claims)
+    reference: dict[str, str] = {}
+    for payload in payloads:
+        for entry in payload["reference_tests"]:
+            old = reference.get(entry["test"])
+            if old is None or WORST_FIRST.index(entry["outcome"]) < WORST_FIRST.index(old):
+                reference[entry["test"]] = entry["outcome"]
+    tiers = sorted({p["tier"] for p in payloads})
+    runs = []
+    for payload, source in zip(payloads, sources):
+        for run in payload.get("runs", []):
+            runs.append(dict(run, source=source if run.get("source") == "this run" else run.get("source", source)))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": payloads[0].get("suite", "claim verification suite"),
+        "tier": "+".join(tiers),
+        "seed": payloads[0].get("seed"),
+        "mutants_run": any(p.get("mutants_run") for p in payloads),
+        "environment": _common_environment(payloads),
+        "papers": papers,
+        "claims": summarise(registry, inputs),
+        "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(reference.items())],
+        "collection_errors": _unique([e for p in payloads for e in p.get("collection_errors", [])]),
+        "runs": runs,
+        "timings": {"generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "store": _store_events(payloads)},
+    }
+
+
+def _unique(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Distinct records in a fixed order (the same runs merged in any order give the same file)."""
+    return [json.loads(text) for text in sorted({json.dumps(r, sort_keys=True) for r in records})]
+
+
+def _store_events(payloads: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    events: dict[str, list[dict[str, Any]]] = {}
+    for payload in payloads:
+        for test, found in payload.get("timings", {}).get("store", {}).items():
+            events.setdefault(test, []).extend(found)
+    return dict(sorted(events.items()))
+
+
+def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> None:
+    """Copy every figure the merged payload names from the input runs' report directories."""
+    wanted = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
+    for path in sorted(wanted):
+        for source in sources:
+            file = source.parent / path
+            if file.is_file():
+                (out / path).parent.mkdir(parents=True, exist_ok=True)
+                if file.resolve() != (out / path).resolve():
+                    shutil.copyfile(file, out / path)
+                break
+
+
+def comparable(payload: dict[str, Any]) -> dict[str, Any]:
+    """A payload without what describes the run rather than its verdicts (for run-to-run comparisons)."""
+    return {k: v for k, v in payload.items() if k not in RUN_KEYS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_claims.merge", description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="verdicts.json files of the runs to merge")
+    parser.add_argument("-o", "--out", type=Path, required=True, help="directory for the merged verdicts.json and verdict.html")
+    parser.add_argument("--previous", type=Path, help="a previous verdicts.json: put what changed since at the top")
+    parser.add_argument("--title", default="Claim verification suite: merged runs")
+    args = parser.parse_args(argv)
+    try:
+        payloads = [load(p) for p in args.runs]
+        merged = merge(payloads, [str(p) for p in args.runs])
+        if args.previous:
+            merged["changes"] = changes(load(args.previous), merged)
+    except MergeError as error:
+        print(f"merge: {error}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    copy_figures(merged, [p.resolve() for p in args.runs], args.out)
+    (args.out / "verdicts.json").write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+    (args.out / "verdict.html").write_text(standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"), encoding="utf-8")
+    counts: dict[str, int] = {}
+    for record in merged["claims"]:
+        counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
+    print(f"merged {len(payloads)} runs (tiers {merged['tier']}) into {args.out}: {counts}")
+    return 1 if counts.get("broken") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

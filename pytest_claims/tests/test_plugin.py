@@ -1,0 +1,447 @@
+"""The plugin end to end, with pytester, against a throwaway project and registry.
+
+Each test writes a small project (ini, registry, kernel, mutants, statement tests) into a temporary
+directory and runs pytest in-process on it.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from pytest_claims.merge import comparable, main as merge_main
+
+INI = """
+[pytest]
+markers =
+    smoke: seconds
+    full: the papers' scale
+claims_registry = registry.toml
+claims_tiers = smoke full
+claims_report_dir = out
+claims_mutants = toy_mutants
+"""
+
+REGISTRY = """
+[paper.toy]
+title = "A toy paper"
+source = "nowhere"
+
+[[claim]]
+id = "toy/triangle"
+key = "T1"
+paper = "toy"
+where = "Eq. 1"
+text = "1 + 2 + ... + n = n (n + 1) / 2"
+provenance = ""
+expected = "verified"
+tests = "test_triangle.py"
+key_numbers = ["formula: checked"]
+figure = "formula"
+
+[[claim.statement]]
+name = "formula"
+text = "triangle(n) equals the sum for n < 50"
+expected = "holds"
+mutants = {mutants}
+
+[[claim.statement]]
+name = "squares"
+text = "triangle(n) = n^2 (false)"
+expected = "refuted"
+refutes_claim = false
+
+[[claim]]
+id = "toy/constant"
+key = "T2"
+paper = "toy"
+where = "Eq. 2"
+text = "the answer is 42"
+provenance = ""
+expected = "verified"
+tests = "test_constant.py"
+
+[[claim.statement]]
+name = "answer"
+text = "answer() == 42"
+expected = "holds"
+scale_free = true
+
+[[claim]]
+id = "toy/untested"
+key = "T3"
+paper = "toy"
+where = "Eq. 3"
+text = "no test names this"
+provenance = ""
+expected = "verified"
+"""
+
+KERNEL = """
+def triangle(n):
+    return n * (n + 1) // 2
+
+
+def answer():
+    return 42
+"""
+
+MUTANTS = """
+from pytest_claims.mutants import Mutant
+
+MUTANTS = [
+    Mutant("off-by-one", "toy_kernel:triangle", "n + 1", "n + 2", "a constant off by one"),
+    Mutant("wrong-sign", "toy_kernel:triangle", "n * (n + 1)", "n * (n - 1)", "a wrong sign"),
+    Mutant("harmless", "toy_kernel:triangle", "// 2", "// 2 + 0", "changes nothing: must survive"),
+]
+"""
+
+TRIANGLE_TESTS = """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pytest
+
+import toy_kernel
+from pytest_claims import current_store, statement_holds
+
+
+def compute(checkpoint):
+    return [toy_kernel.triangle(n) for n in range(50)]
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="formula")
+def test_formula(evidence):
+    values = current_store().get_or_compute("toy/triangles", {"n": 50}, compute, code=[toy_kernel])
+    wrong = [n for n in range(50) if values[n] != sum(range(n + 1))]
+    evidence.headline(checked=50, wrong=len(wrong))
+    fig, ax = plt.subplots()
+    ax.plot(values)
+    evidence.figure("triangles", fig)
+    statement_holds(not wrong, f"triangle differs from the sum at {wrong[:5]}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="squares")
+def test_squares(evidence):
+    statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")
+"""
+
+CONSTANT_TESTS = """
+import pytest
+
+import toy_kernel
+from pytest_claims import statement_holds
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/constant", statement="answer")
+def test_answer(evidence):
+    evidence.headline(answer=toy_kernel.answer())
+    statement_holds(toy_kernel.answer() == 42, "not 42")
+
+
+@pytest.mark.smoke
+def test_reference():
+    assert toy_kernel.answer() + 0 == 42
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester):
+    def make(mutants: str = '["off-by-one", "wrong-sign"]', triangle_tests: str = TRIANGLE_TESTS, constant_tests: str = CONSTANT_TESTS):
+        pytester.makefile(".ini", pytest=INI)
+        pytester.makefile(".toml", registry=REGISTRY.replace("{mutants}", mutants))
+        pytester.makepyfile(toy_kernel=KERNEL, toy_mutants=MUTANTS, test_triangle=triangle_tests, test_constant=constant_tests)
+        pytester.syspathinsert()
+        return pytester
+
+    return make
+
+
+def verdicts(pytester: pytest.Pytester, name: str = "out") -> dict:
+    return json.loads((pytester.path / name / "verdicts.json").read_text())
+
+
+def claim(payload: dict, key: str) -> dict:
+    return next(c for c in payload["claims"] if c["key"] == key)
+
+
+@pytest.mark.smoke
+def test_verdicts_evidence_and_refutation_message(project):
+    pytester = project()
+    result = pytester.runpytest_inprocess("-m", "smoke", "--html=out/report.html")
+    result.assert_outcomes(passed=3, xfailed=1)
+    payload = verdicts(pytester)
+    assert payload["schema_version"] == 2
+    assert [claim(payload, k)["verdict"] for k in ("T1", "T2", "T3")] == ["verified", "verified", "not exercised"]
+    squares = next(s for s in claim(payload, "T1")["statements"] if s["statement"] == "squares")
+    assert squares["outcome"] == "refuted" and "triangle(3) = 6, not 9" in squares["reason"]
+    assert claim(payload, "T1")["key_numbers"] == [{"label": "formula: checked", "values": [{"run": "test_formula", "tier": "smoke", "value": 50}]}]
+    assert claim(payload, "T1")["figure"]["path"].startswith("figures/")
+    assert claim(payload, "T2")["statements"][0]["tier"] == "any"  # scale-free
+    assert payload["reference_tests"] == [{"test": "test_constant.py::test_reference", "outcome": "held"}]
+    page = (pytester.path / "out" / "report.html").read_text()
+    assert "toy/triangle" in page and "killed" not in page.split("Run")[0]
+    result.stdout.fnmatch_lines(["*T1  verified*", "*T3  not exercised*"])
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize(
+    "body, exit_code, outcome",
+    [("statement_holds(True, 'held')", 1, "held"), ("raise RuntimeError('kernel crashed')", 1, "error"), ("assert False, 'plain assert'", 1, "failed")],
+)
+def test_refuted_statement_is_satisfied_only_by_a_recorded_refutation(project, body, exit_code, outcome):
+    tests = TRIANGLE_TESTS.replace('statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")', body)
+    pytester = project(triangle_tests=tests)
+    result = pytester.runpytest_inprocess("-m", "smoke")
+    assert result.ret == exit_code
+    t1 = claim(verdicts(pytester), "T1")
+    assert next(s for s in t1["statements"] if s["statement"] == "squares")["outcome"] == outcome
+    assert t1["verdict"] == "broken"
+
+
+@pytest.mark.smoke
+def test_unknown_claim_and_missing_scale_marker_fail_collection(project):
+    pytester = project(constant_tests="import pytest\n\n@pytest.mark.claim('toy/nothing', statement='x')\ndef test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-m", "smoke")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*needs exactly one scale marker*"])
+
+
+@pytest.mark.smoke
+def test_collection_error_breaks_the_claims_of_its_module_and_the_report_is_written(project):
+    pytester = project(constant_tests="def broken(:\n    pass\n")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--html=out/report.html")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    payload = verdicts(pytester)
+    t2 = claim(payload, "T2")
+    assert t2["verdict"] == "broken" and "collection error in test_constant.py" in t2["reason"]
+    assert claim(payload, "T1")["verdict"] != "broken"
+    assert (pytester.path / "out" / "report.html").is_file()
+
+
+@pytest.mark.smoke
+def test_a_subset_says_not_selected(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "-k", "formula")
+    payload = verdicts(pytester)
+    assert claim(payload, "T2")["verdict"] == "not selected"
+    assert claim(payload, "T3")["verdict"] == "not exercised"
+    assert claim(payload, "T1")["verdict"] == "reduced scale"  # squares did not run
+
+
+@pytest.mark.smoke
+def test_scale_free_statements_run_in_every_tier(project):
+    pytester = project()
+    result = pytester.runpytest_inprocess("-m", "full")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert claim(verdicts(pytester), "T2")["verdict"] == "verified"
+
+
+@pytest.mark.smoke
+def test_store_fresh_then_warm_gives_the_same_verdicts(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store").assert_outcomes(passed=3, xfailed=1)
+    fresh = verdicts(pytester)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store")
+    warm = verdicts(pytester)
+    assert comparable(fresh) == comparable(warm)
+    statuses = lambda payload: [e["status"] for e in payload["timings"]["store"]["test_triangle.py::test_formula"]]  # noqa: E731
+    assert statuses(fresh) == ["computed"] and statuses(warm) == ["from store"]
+    result.stdout.fnmatch_lines(["*1 results read from it*"])
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    assert statuses(verdicts(pytester)) == ["computed"] and verdicts(pytester)["runs"][0]["store"].startswith("off")
+
+
+@pytest.mark.smoke
+def test_a_changed_kernel_never_reads_an_old_value(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store")
+    pytester.makepyfile(toy_kernel=KERNEL.replace("n * (n + 1) // 2", "n * (n + 1) // 2 + (n == 7)"))
+    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-p", "no:cacheprovider")
+    assert result.ret == 1
+    assert claim(verdicts(pytester), "T1")["verdict"] == "broken"
+
+
+RESUMABLE = """
+import os
+import pytest
+from pytest_claims import current_store, statement_holds
+
+
+def compute(checkpoint):
+    state = checkpoint.load() or {"step": 0, "total": 0}
+    for step in range(state["step"] + 1, 101):
+        state = {"step": step, "total": state["total"] + step}
+        if checkpoint.due(step):
+            checkpoint.save(state)
+        if step == 60 and os.environ.get("TOY_INTERRUPT") == "1":
+            raise KeyboardInterrupt
+    return state["total"]
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="formula")
+def test_formula(evidence):
+    total = current_store().get_or_compute("toy/long-sum", {"to": 100}, compute, checkpoint_every=25)
+    evidence.headline(checked=100)
+    statement_holds(total == 5050, f"total {total}")
+"""
+
+
+@pytest.mark.smoke
+def test_an_interrupted_run_resumes_from_its_checkpoint(project, monkeypatch):
+    pytester = project(triangle_tests=RESUMABLE)
+    monkeypatch.setenv("TOY_INTERRUPT", "1")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    monkeypatch.setenv("TOY_INTERRUPT", "0")
+    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula").assert_outcomes(passed=1, deselected=2)
+    events = verdicts(pytester)["timings"]["store"]["test_triangle.py::test_formula"]
+    assert events[0]["status"] == "resumed" and events[0]["resumed_from_step"] == 50
+
+
+@pytest.mark.smoke
+def test_mutants_are_killed_and_a_survivor_breaks_the_claim(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--mutants").assert_outcomes(passed=3, xfailed=1)
+    t1 = claim(verdicts(pytester), "T1")
+    assert t1["power"]["killed"] == 2 and t1["power"]["of"] == 2 and t1["verdict"] == "verified"
+    # the real run after the mutants is untouched by them (its stored value is the true one)
+    assert next(s for s in t1["statements"] if s["statement"] == "formula")["outcome"] == "held"
+    pytester = project(mutants='["off-by-one", "harmless"]')
+    result = pytester.runpytest_inprocess("-m", "smoke", "--mutants")
+    assert result.ret == 1
+    t1 = claim(verdicts(pytester), "T1")
+    assert t1["verdict"] == "broken" and "formula: harmless" in t1["reason"]
+
+
+@pytest.mark.smoke
+def test_an_unknown_or_stale_mutant_is_a_usage_error(project):
+    pytester = project(mutants='["no-such-mutant"]')
+    result = pytester.runpytest_inprocess("-m", "smoke")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*does not define*no-such-mutant*"])
+    pytester = project()
+    pytester.makepyfile(toy_kernel=KERNEL.replace("n * (n + 1) // 2", "(n * n + n) // 2"))
+    result = pytester.runpytest_inprocess("-m", "smoke", "--mutants")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no longer apply*", "*mutant 'off-by-one'*occurs 0 times*"])
+
+
+@pytest.mark.smoke
+def test_what_changed_since_a_previous_run(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    (pytester.path / "previous.json").write_text((pytester.path / "out" / "verdicts.json").read_text())
+    pytester.makepyfile(toy_kernel=KERNEL.replace("return 42", "return 41"))
+    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--previous-verdicts", "previous.json", "--html=out/report.html")
+    found = verdicts(pytester)["changes"]
+    assert found["claims"] == [{"id": "toy/constant", "key": "T2", "before": "verified", "after": "broken"}]
+    assert [(s["before"], s["after"]) for s in found["statements"]] == [("held", "refuted")]
+    result.stdout.fnmatch_lines(["*changed since the previous run*", "*T2  verified -> broken*"])
+    assert "Changed since the previous run" in (pytester.path / "out" / "report.html").read_text()
+
+
+ALLCLOSE = """
+import pytest
+from pytest_claims import statement_allclose
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/constant", statement="answer")
+def test_answer(evidence):
+    statement_allclose([1.0, 2.0, 3.0 + 1e-6], [1.0, 2.0, 3.0], rtol=1e-9, what="closeness")
+"""
+
+
+@pytest.mark.smoke
+def test_statement_allclose_records_the_worst_error_and_prints_how_to_reproduce(project):
+    pytester = project(constant_tests=ALLCLOSE)
+    pytester.runpytest_inprocess("-m", "smoke", "-k", "answer")
+    run = claim(verdicts(pytester), "T2")["statements"][0]
+    assert run["outcome"] == "refuted" and claim(verdicts(pytester), "T2")["verdict"] == "broken"
+    assert run["evidence"]["closeness"]["worst_at"] == 2 and run["evidence"]["closeness"]["outside_tolerance"] == 1
+    assert "reproduce: pytest test_constant.py::test_answer" in run["reason"]
+
+
+@pytest.mark.smoke
+def test_works_without_pytest_html(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "-p", "no:html").assert_outcomes(passed=3, xfailed=1)
+    assert claim(verdicts(pytester), "T1")["verdict"] == "verified"
+
+
+@pytest.mark.smoke
+def test_an_inactive_plugin_without_a_registry(pytester):
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    pytester.runpytest_inprocess().assert_outcomes(passed=1)
+    assert not (pytester.path / "reports").exists()
+
+
+@pytest.mark.smoke
+def test_split_shards_merge_into_the_unsharded_verdicts(project, capsys):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    whole = verdicts(pytester)
+    paths = []
+    for group in (1, 2):
+        pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--splits", "2", "--group", str(group), "-o", f"claims_report_dir=shard{group}")
+        paths.append(str(pytester.path / f"shard{group}" / "verdicts.json"))
+    assert all(len(json.loads(open(p).read())["runs"][0]["tests"]) < 3 for p in paths)  # each shard ran a part
+    assert merge_main([*paths, "-o", str(pytester.path / "merged")]) == 0
+    merged = verdicts(pytester, "merged")
+    assert comparable(merged) == comparable(whole)
+    assert len(merged["runs"]) == 2 and (pytester.path / "merged" / "verdict.html").is_file()
+
+
+@pytest.mark.smoke
+def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    good = verdicts(pytester)
+    bad = json.loads(json.dumps(good))
+    run = next(s for s in claim(bad, "T2")["statements"])
+    run["outcome"] = "failed"
+    (tmp_path / "a.json").write_text(json.dumps(good))
+    (tmp_path / "b.json").write_text(json.dumps(bad))
+    assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-o", str(tmp_path / "m")]) == 1
+    t2 = claim(json.loads((tmp_path / "m" / "verdicts.json").read_text()), "T2")
+    assert t2["verdict"] == "broken" and "conflicting outcomes" in t2["reason"]
+    bad["seed"] = 1
+    (tmp_path / "c.json").write_text(json.dumps(bad))
+    assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "c.json"), "-o", str(tmp_path / "n")]) == 2
+
+
+XDIST_SHARED = """
+import os
+import time
+import pytest
+from pytest_claims import current_store, statement_holds
+
+
+def compute(checkpoint):
+    with open("computations.log", "a") as log:
+        log.write(f"{os.getpid()}\\n")
+    time.sleep(0.5)
+    return 42
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/constant", statement="answer")
+@pytest.mark.parametrize("copy", range(4))
+def test_answer(evidence, copy):
+    statement_holds(current_store().get_or_compute("toy/shared", {}, compute) == 42, "not 42")
+"""
+
+
+@pytest.mark.smoke
+def test_one_worker_computes_a_key_the_others_wait_and_read(project):
+    pytester = project(constant_tests=XDIST_SHARED)
+    result = pytester.runpytest_subprocess("-m", "smoke", "-n", "2", "--store-dir", "store", "-k", "answer")
+    result.assert_outcomes(passed=4)
+    assert len((pytester.path / "computations.log").read_text().split()) == 1
