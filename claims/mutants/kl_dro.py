@@ -1,0 +1,57 @@
+"""Mutants of the KL-DRO kernel (claim L5): the errors a reimplementation of estimators (18), (19) and
+PyTorch's Nesterov SGD is likely to make."""
+from __future__ import annotations
+
+from pytest_claims.mutants import Mutant
+
+MUTANTS = [
+    Mutant(
+        "kl-dro-softplus-shift-dropped",
+        target="kernels.kl_dro:proposed_weights",
+        old="(losses - alpha) / lam + log_rho",
+        new="(losses - alpha) / lam",
+        why="estimator (19) without the ln rho inside the softplus: weights sigmoid(s)/rho instead of e^s/(1 + rho e^s)",
+    ),
+    Mutant(
+        "kl-dro-heavy-ball",
+        target="kernels.kl_dro:nesterov_update",
+        old="step = grad + momentum * buf",
+        new="step = buf",
+        why="heavy-ball momentum where PyTorch's nesterov=True steps along grad + momentum * buf",
+    ),
+    Mutant(
+        "kl-dro-softmax-not-held-fixed",
+        target="kernels.kl_dro:baseline_weights",
+        old="    return p\n",
+        new="    return p * (1.0 + scaled - xp.sum(p * scaled, axis=-1, keepdims=True))\n",
+        why="estimator (18) differentiated through its softmax weights (the released code holds them fixed under no_grad)",
+    ),
+    Mutant(
+        "kl-dro-softmax-unnormalised",
+        target="kernels.kl_dro:baseline_weights",
+        old="p = e / xp.sum(e, axis=-1, keepdims=True)",
+        new="p = e",
+        why="the batch weights exp(l_i - max l) without their normalisation",
+    ),
+    Mutant(
+        "kl-dro-momentum-dampened",
+        target="kernels.kl_dro:nesterov_update",
+        old="buf = momentum * buf + grad",
+        new="buf = momentum * buf + (1.0 - momentum) * grad",
+        why="dampening = momentum (an exponential average), which PyTorch's SGD does not apply by default",
+    ),
+    Mutant(
+        "kl-dro-alpha-gradient-sign",
+        target="kernels.kl_dro:sgd_runs",
+        old="1.0 - xp.sum(coef[:, n_base:, :], axis=-1)",
+        new="xp.sum(coef[:, n_base:, :], axis=-1) - 1.0",
+        why="the shift alpha moved up its gradient: d/dalpha of (19) is 1 - mean_B w_i",
+    ),
+    Mutant(
+        "kl-dro-proposed-sum-not-mean",
+        target="kernels.kl_dro:sgd_runs",
+        old="w / (part.stop - part.start)",
+        new="w",
+        why="estimator (19) summed over the batch instead of averaged",
+    ),
+]

@@ -1,0 +1,154 @@
+"""Reference tests of the KL-DRO kernel (claim L5): the batched closed-form SGD against per-run
+torch.optim.SGD(nesterov=True) with autograd on the same minibatches, the objective against SciPy's
+logsumexp, OLS against numpy.linalg.lstsq, the released loader's permutations against PyTorch's own
+DataLoader, and the NumPy and torch backends against each other."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import logsumexp
+
+from fixtures.data import dataset_or_skip
+from kernels import kl_dro
+from kernels.datasets.california import load_california
+from kernels.seeding import keyed_rng
+
+LOGBOOK_L0 = 44.0181  # the logbook's L(theta_0), printed to 4 decimals
+
+
+@pytest.fixture(scope="module")
+def problem(options) -> kl_dro.Problem:
+    data = dataset_or_skip(load_california, options.data_dir)
+    return kl_dro.problem_from(data.data, data.target)
+
+
+def _torch_run(problem: kl_dro.Problem, batch: int, config: kl_dro.RunConfig, perms: np.ndarray, steps: int) -> tuple[np.ndarray, float]:
+    """One run the plain way: autograd through the estimator as the released code writes it."""
+    X, y = torch.tensor(problem.X), torch.tensor(problem.y)
+    theta = torch.tensor(problem.theta0, requires_grad=True)
+    alpha = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    params = [theta] if config.rho is None else [theta, alpha]
+    optimizer = torch.optim.SGD(params, lr=config.eta, momentum=0.9, nesterov=True)
+    lam, done = problem.lam, 0
+    for perm in perms:
+        for part in kl_dro.batch_slices(problem.n, batch):
+            index = torch.as_tensor(perm[part])
+            losses = (X[index] @ theta - y[index]) ** 2
+            if config.rho is None:
+                with torch.no_grad():
+                    p = torch.softmax(losses / lam, dim=0)
+                loss = torch.sum(p * losses)
+            else:
+                loss = alpha + (lam / config.rho) * torch.nn.functional.softplus((losses - alpha) / lam + math.log(config.rho)).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            done += 1
+            if done == steps:
+                return theta.detach().numpy().copy(), float(alpha.detach())
+    raise AssertionError("not enough epochs of permutations")
+
+
+CASES = [  # (batch, steps): within an epoch at 10; across epoch ends and their partial batches at 100, 1000
+    (10, 300),
+    (100, 300),
+    (1000, 63),
+]
+CONFIGS = [kl_dro.RunConfig(1e-6, None), kl_dro.RunConfig(1e-5, None), kl_dro.RunConfig(1e-6, 1e-3), kl_dro.RunConfig(1e-5, 0.1)]
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("batch,steps", CASES)
+def test_batched_sgd_matches_torch_optim_per_run(problem, batch, steps):
+    streams = kl_dro.KeyedStreams([f"kl-dro-reference|{batch}|{s}" for s in range(2)])
+    epochs = -(-steps // len(kl_dro.batch_slices(problem.n, batch)))
+    run = kl_dro.sgd_runs(problem, batch, CONFIGS, streams, epochs, max_steps=steps)
+    assert run["steps"] == steps
+    for s in range(len(streams)):
+        perms = np.stack([streams.permutations(e, problem.n)[s] for e in range(epochs)])
+        for c, config in enumerate(CONFIGS):
+            theta, alpha = _torch_run(problem, batch, config, perms, steps)
+            scale = max(1.0, float(np.max(np.abs(theta))))
+            assert np.max(np.abs(run["theta"][s, c] - theta)) <= 1e-10 * scale, config.name
+            assert abs(run["alpha"][s, c] - alpha) <= 1e-10 * max(1.0, abs(alpha)), config.name
+            assert np.max(np.abs(theta - problem.theta0)) > 1e-6, "the run must move for the comparison to mean anything"
+
+
+@pytest.mark.smoke
+def test_objective_matches_scipy_logsumexp(problem):
+    rng = keyed_rng("kl-dro-reference|objective")
+    # near theta_0, and far out where exp(l_i) overflows float64 (l_i up to ~1e6)
+    thetas = np.concatenate([problem.theta0 + 0.1 * rng.standard_normal((4, 9)), problem.theta0 + 30.0 * rng.standard_normal((4, 9))])
+    for lam in (1.0, 0.3, 5.0):
+        losses = (thetas @ problem.X.T - problem.y) ** 2
+        expected = lam * (logsumexp(losses / lam, axis=1) - math.log(problem.n))
+        assert np.max(losses) / lam > 800  # the overflow regime is exercised
+        np.testing.assert_allclose(kl_dro.objective(thetas, problem.X, problem.y, lam), expected, rtol=1e-13)
+    assert np.isnan(kl_dro.objective(np.full((1, 9), np.nan), problem.X, problem.y))[0]
+
+
+@pytest.mark.smoke
+def test_least_squares_matches_lstsq(problem):
+    expected = np.linalg.lstsq(problem.X, problem.y, rcond=None)[0]
+    np.testing.assert_allclose(problem.theta0, expected, rtol=1e-11, atol=1e-12)
+    # standardised: the intercept is the target mean, the feature columns have mean 0 and std 1
+    np.testing.assert_allclose(problem.X[:, :8].mean(axis=0), 0, atol=1e-10)  # longitude ~ -120 before centring
+    np.testing.assert_allclose(problem.X[:, :8].std(axis=0), 1, rtol=1e-12)
+    np.testing.assert_allclose(problem.theta0[8], problem.y.mean(), rtol=1e-12)
+
+
+@pytest.mark.smoke
+def test_objective_at_least_squares_start_is_the_logbooks(problem):
+    value = float(kl_dro.objective(problem.theta0[None], problem.X, problem.y)[0])
+    assert round(value, 4) == LOGBOOK_L0, f"L(theta_0) = {value:.8f}"
+
+
+@pytest.mark.smoke
+def test_released_streams_are_pytorchs_dataloader_permutations():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    n, batch, epochs = 2000, 100, 3
+    for seed in (0, 7):
+        with torch.random.fork_rng(devices=[]):  # the released code's global seeding, kept local here
+            torch.manual_seed(seed)
+            loader = DataLoader(TensorDataset(torch.arange(n)), batch_size=batch, shuffle=True)
+            torch.nn.Linear(8, 1)
+            theirs = [torch.cat([b[0] for b in loader]).numpy() for _ in range(epochs)]
+        ours = kl_dro.ReleasedStreams([seed], epochs=epochs)
+        for e in range(epochs):
+            np.testing.assert_array_equal(ours.permutations(e, n)[0], theirs[e])
+
+
+@pytest.mark.smoke
+def test_released_start_is_sklearns_least_squares(problem):
+    from sklearn.linear_model import LinearRegression
+
+    fit = LinearRegression(fit_intercept=True).fit(problem.X[:, :8], problem.y)
+    theirs = np.append(fit.coef_, fit.intercept_)
+    np.testing.assert_allclose(problem.theta0, theirs, rtol=1e-11, atol=1e-12)
+    assert np.array_equal(problem.theta0.astype(np.float32), theirs.astype(np.float32))
+
+
+def _backends_agree(problem: kl_dro.Problem, device: str) -> float:
+    streams = kl_dro.KeyedStreams([f"kl-dro-reference|backends|{s}" for s in range(3)])
+    ours = kl_dro.sgd_runs(problem, 100, CONFIGS, streams, 2, record_every=1)
+    theirs = kl_dro.sgd_runs(problem, 100, CONFIGS, streams, 2, record_every=1, backend="torch", device=device)
+    np.testing.assert_allclose(theirs["objective"], ours["objective"], rtol=1e-11)
+    return float(np.max(np.abs(theirs["theta"] - ours["theta"])))
+
+
+@pytest.mark.smoke
+def test_numpy_and_torch_backends_agree(problem):
+    assert _backends_agree(problem, "cpu") <= 1e-10
+
+
+@pytest.mark.gpu
+def test_cuda_backend_agrees_with_numpy(problem):
+    from kernels.backend import cuda_available
+
+    if not cuda_available():
+        pytest.skip("no CUDA device (torch.cuda.is_available() is False)")
+    assert _backends_agree(problem, "cuda") <= 1e-10
