@@ -145,11 +145,13 @@ class ResultStore:
         *,
         code: Iterable[Any] = (),
         checkpoint_every: int | None = None,
+        persist: bool = True,
     ) -> T:
         """The value stored under (name, key, code), computing it with `compute(checkpoint)` if absent.
 
         `compute` must be deterministic given the key; its value must pickle. Pass every module whose
         source decides the value in `code`, so that a changed kernel never reads an old value.
+        `persist=False` keeps the value in this process only (large and cheap to recompute).
         """
         digest = self.key_of(name, key, code)
         started = time.perf_counter()
@@ -157,7 +159,7 @@ class ResultStore:
             self._record(name, digest, IN_MEMORY, started)
             return self._memory[digest]
         every = checkpoint_every or self.checkpoint_every
-        if self.root is None or self.namespace:
+        if self.root is None or self.namespace or not persist:
             value = compute(Checkpoint(None, every))
             self._memory[digest] = value
             self._record(name, digest, COMPUTED, started)

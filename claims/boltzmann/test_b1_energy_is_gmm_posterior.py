@@ -65,9 +65,6 @@ def test_hard_assignment_accuracy(options, evidence, tier):
 
 
 def _assignment_figure(v, hard):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     xs, ys = np.meshgrid(np.linspace(-5, 5, 160), np.linspace(-4.5, 5.5, 160))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -44,7 +44,7 @@ def _spread_over_k(v, a, sigma, w, pi, complete_square=True):
 def test_energy_difference_is_constant_in_k(evidence, examples):
     seen = {"examples": 0, "worst_relative_spread": 0.0, "mutant_detectable": 0, "mutant_detected": 0}
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples)
     @given(couplings())
     def check(instance):
         spread = _spread_over_k(*instance)

@@ -6,8 +6,6 @@ Multinomial(N, e_0 P^t) at each sweep.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -16,23 +14,28 @@ from pytest_claims import statement_holds
 from claims.boltzmann.common import ALPHA, B4, TIERS
 from fixtures.boltzmann import GIBBS_MEANS, GIBBS_VARIANCES, PI, SIZES
 from kernels import boltzmann as bm
+from kernels import seeding
 from kernels.backend import to_backend
+from pytest_claims import current_store
 
 
-@functools.lru_cache(maxsize=8)
 def gibbs_trace(seed: int, tier: str, dtype: str, backend: str, device: str) -> np.ndarray:
+    """Occupancy per sweep of the tier's Gibbs chains (result store)."""
     size = SIZES[tier]
-    draws = bm.KeyedNormalUniform(f"{seed}|boltzmann/gibbs|{tier}|{dtype}", backend, device, dtype)
-    arrays = [to_backend(x.astype(dtype), backend, device) for x in (GIBBS_MEANS, GIBBS_VARIANCES, PI)]
-    return bm.gibbs_occupancy(size.chains, size.sweeps, *arrays, draws)
+
+    def compute(_):
+        draws = bm.KeyedNormalUniform(f"{seed}|boltzmann/gibbs|{tier}|{dtype}", backend, device, dtype)
+        arrays = [to_backend(x.astype(dtype), backend, device) for x in (GIBBS_MEANS, GIBBS_VARIANCES, PI)]
+        return bm.gibbs_occupancy(size.chains, size.sweeps, *arrays, draws)
+
+    key = dict(seed=seed, tier=tier, chains=size.chains, sweeps=size.sweeps, dtype=dtype, backend=backend, device=device)
+    return current_store().get_or_compute("boltzmann/gibbs-occupancy", key, compute, code=[bm, seeding])
 
 
-@functools.lru_cache(maxsize=1)
 def transition() -> np.ndarray:
-    return bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
+    return current_store().get_or_compute("boltzmann/transition-matrix", {"order": 240}, lambda _: bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI), code=[bm])
 
 
-@functools.lru_cache(maxsize=1)
 def predicted(sweeps: int) -> np.ndarray:
     curve = [np.eye(len(PI))[0]]
     for _ in range(sweeps):
@@ -50,9 +53,9 @@ def band(chains: int, curve: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]
 
 
 # The tutorial's own check at the tutorial's size (6000 chains, 30 sweeps), in either tier.
+@pytest.mark.smoke  # scale-free (registry): the tutorial's own size in every tier
 @pytest.mark.claim(B4, statement="tutorial-check")
-@pytest.mark.parametrize("tier", TIERS)
-def test_back_half_occupancy_near_pi(options, evidence, tier):
+def test_back_half_occupancy_near_pi(options, evidence):
     trace = gibbs_trace(options.seed, "smoke", "float64", options.backend, options.device)
     back = trace[len(trace) // 2 :].mean(axis=0)
     deviation = float(np.max(np.abs(back - PI)))
@@ -61,9 +64,9 @@ def test_back_half_occupancy_near_pi(options, evidence, tier):
     statement_holds(trace[0, 0] > 0.95 and deviation < 0.04, f"start {trace[0]}, back half {back} vs pi {PI}")
 
 
+@pytest.mark.smoke  # scale-free (registry): quadrature, the same in every tier
 @pytest.mark.claim(B4, statement="transition-matrix")
-@pytest.mark.parametrize("tier", TIERS)
-def test_transition_matrix_is_reversible_with_stationary_pi(evidence, tier):
+def test_transition_matrix_is_reversible_with_stationary_pi(evidence):
     matrix = transition()
     refined = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI, order=480)
     quadrature_error = float(np.max(np.abs(matrix - refined)))
@@ -110,9 +113,6 @@ def test_occupancy_inside_predicted_band(options, evidence, tier, dtype):
 
 
 def _occupancy_figure(trace, curve, low, high):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.4))

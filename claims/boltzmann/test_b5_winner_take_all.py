@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_claims import statement_holds
-from claims.boltzmann.common import B5, TIERS
+from claims.boltzmann.common import B5
 from kernels import boltzmann as bm
 
 LAMBDAS = np.linspace(0.0, 20.0, 401)
@@ -20,9 +20,9 @@ def _onehot_probs(k, lam):
     return probs[states.sum(axis=1) == 1]
 
 
+@pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="enumeration-equals-closed-form")
-@pytest.mark.parametrize("tier", TIERS)  # exact: the same computation in both tiers
-def test_enumeration_equals_closed_form(evidence, tier):
+def test_enumeration_equals_closed_form(evidence):
     worst = max(abs(_onehot_probs(k, lam).sum() - bm.wta_onehot_mass_closed_form(k, lam)) for k in range(2, 7) for lam in LAMBDAS)
     mass, each = _onehot_probs(3, 4.0).sum(), _onehot_probs(3, 4.0)
     evidence.headline(onehot_mass_lambda4=float(mass), each_state_lambda4=float(each[0]), max_closed_form_error=float(worst))
@@ -31,17 +31,17 @@ def test_enumeration_equals_closed_form(evidence, tier):
     statement_holds(round(float(mass), 6) == 0.976161 and np.all(np.round(each, 6) == 0.325387), f"lambda = 4: mass {mass!r}, each {each}")
 
 
+@pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="equal-split")
-@pytest.mark.parametrize("tier", TIERS)  # exact: the same computation in both tiers
-def test_equal_split(evidence, tier):
+def test_equal_split(evidence):
     worst = max(float(np.ptp(_onehot_probs(k, lam))) for k in range(2, 7) for lam in LAMBDAS)
     evidence.headline(max_spread=worst)
     statement_holds(worst <= 1e-12, f"one-hot states differ by {worst:.3g}")
 
 
+@pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="monotone-in-lambda")
-@pytest.mark.parametrize("tier", TIERS)  # exact: the same computation in both tiers
-def test_mass_increases_with_lambda(evidence, tier):
+def test_mass_increases_with_lambda(evidence):
     smallest_step = min(float(np.min(np.diff([_onehot_probs(k, lam).sum() for lam in LAMBDAS]))) for k in range(2, 7))
     # Closed form: mass = K / (K + sum_{m != 1} C(K, m) e^(-lambda (m-1)^2)); every exponent coefficient
     # (m-1)^2 is positive, so every term decreases in lambda and the mass increases strictly.
@@ -50,17 +50,17 @@ def test_mass_increases_with_lambda(evidence, tier):
     statement_holds(min(coefficients) > 0 and smallest_step > 0, f"not increasing: smallest step {smallest_step:.3g}")
 
 
+@pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="limit-one")
-@pytest.mark.parametrize("tier", TIERS)  # exact: the same computation in both tiers
-def test_mass_tends_to_one(evidence, tier):
-    mpmath.mp.dps = 50
+def test_mass_tends_to_one(evidence):
     gaps = {}
-    for k in range(2, 7):
-        for lam in (10, 100, 1000):
-            rest = mpmath.fsum(math.comb(k, m) * mpmath.exp(-lam * (m - 1) ** 2) for m in range(k + 1) if m != 1)
-            gap = rest / (k + rest)  # = 1 - K / (K + rest), without the cancellation
-            bound = (2**k - k) * mpmath.exp(-lam) / k
-            gaps[f"K={k} lambda={lam}"] = float(gap)
-            statement_holds(0 < gap <= bound, f"K={k}, lambda={lam}: 1 - mass = {gap} exceeds {bound}")
+    with mpmath.workdps(50):
+        for k in range(2, 7):
+            for lam in (10, 100, 1000):
+                rest = mpmath.fsum(math.comb(k, m) * mpmath.exp(-lam * (m - 1) ** 2) for m in range(k + 1) if m != 1)
+                gap = rest / (k + rest)  # = 1 - K / (K + rest), without the cancellation
+                bound = (2**k - k) * mpmath.exp(-lam) / k
+                gaps[f"K={k} lambda={lam}"] = float(gap)
+                statement_holds(0 < gap <= bound, f"K={k}, lambda={lam}: 1 - mass = {gap} exceeds {bound}")
     evidence.headline(gap_K3_lambda1000=gaps["K=3 lambda=1000"])
     evidence.record(gaps=gaps)

@@ -31,9 +31,6 @@ def nmi_summary(values: np.ndarray) -> dict:
 
 def grid_figure(rows: dict[float, list[tuple[int, dict]]], title: str):
     """NMI and initial-fixed rate versus d, one column per sigma^2, both algorithms, 99% bands."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     sigma2s = sorted(rows)

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from pytest_claims import statement_holds
 from claims.kmeans.common import K1, rate
 from fixtures.kmeans import FULL, grid_for, row_cells
 from kernels import kmeans as km
-
-DETERMINISTIC = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @st.composite
@@ -55,7 +53,7 @@ PROPERTY_SEARCHES = [pytest.param(400, (2, 3), (1, 4), marks=pytest.mark.smoke, 
 def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, examples, ks, dims):
     checked = {"examples": 0, "hartigan_fixed_checked": 0, "from_endpoints": 0}
 
-    @settings(max_examples=examples, **DETERMINISTIC)
+    @settings(max_examples=examples)
     @given(small_partitions(ks=ks, dims=dims))
     def check(instance):
         data, labels, k = instance
@@ -131,7 +129,7 @@ def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidenc
         lloyd_fixed, hartigan_fixed = _fixed(data, labels, k)
         return lloyd_fixed and not hartigan_fixed
 
-    found = find(small_partitions(), lloyd_but_not_hartigan, settings=settings(max_examples=2000, **DETERMINISTIC))
+    found = find(small_partitions(), lloyd_but_not_hartigan, settings=settings(max_examples=2000))
     grid = grid_for(tier, options)
     lloyd_fixed_starts = left_by_hartigan = 0
     for sigma2 in grid.sigma2s:

@@ -24,6 +24,7 @@ def _leaves_start(tier, options, sigma2, evidence):
             continue
         stalled_cells += 1
         evidence.record(**{f"sigma2={sigma2:.4g} d={d}": {"lloyd": lloyd, "hartigan": hartigan}})
+        evidence.headline(largest_hartigan_upper99=max(hartigan["upper99"], evidence.values.get("largest_hartigan_upper99", 0.0)))
         statement_holds(
             hartigan["upper99"] <= 0.1,
             f"sigma2={sigma2}, d={d}: Lloyd stalls (lower99 {lloyd['lower99']:.3f}) but Hartigan's stall rate "
@@ -52,6 +53,7 @@ def _paired_nmi(tier, options, sigma2, start, evidence):
     d, cell = row_cells(grid, options, sigma2, start)[-1]
     p, positive, negative = sign_test_greater(cell["hartigan_nmi"] - cell["lloyd_nmi"])
     evidence.headline(**{f"sigma2={sigma2:.4g} {start} sign_p": p})
+    evidence.headline(largest_sign_p=max(p, evidence.values.get("largest_sign_p", 0.0)))
     evidence.record(**{f"sigma2={sigma2:.4g} d={d} {start}": {"positive": positive, "negative": negative, "ties": grid.trials - positive - negative, "p": p}})
     statement_holds(p < SIGN_P, f"sigma2={sigma2}, d={d}, start={start}: sign test p={p:.3g} >= {SIGN_P} (+{positive}/-{negative})")
 
@@ -75,6 +77,7 @@ def _nmi_to_one(cells, sigma2, start, evidence):
     for d, cell in cells:
         summary = nmi_summary(cell["hartigan_nmi"])
         evidence.headline(**{f"sigma2={sigma2:.4g} d={d:.0e} {start} hartigan_nmi_lower99": summary["lower99"]})
+        evidence.headline(smallest_hartigan_nmi_lower99=min(summary["lower99"], evidence.values.get("smallest_hartigan_nmi_lower99", 1.0)))
         evidence.record(**{f"sigma2={sigma2:.4g} d={d} {start}": dict(summary, lloyd_mean=float(cell["lloyd_nmi"].mean()))})
         statement_holds(summary["lower99"] >= 0.95, f"sigma2={sigma2}, d={d}, start={start}: Hartigan NMI {summary}")
 

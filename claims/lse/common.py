@@ -6,8 +6,11 @@ import functools
 import numpy as np
 import pytest
 
+from fixtures import safe_kl as families
 from fixtures.safe_kl import Instances, random_instances
 from kernels import safe_kl as sk
+from kernels import seeding
+from pytest_claims import current_store
 
 L1 = "lse/prop-2.4-sandwich"
 L1b = "lse/cor-2.5-logsumexp-form"
@@ -30,11 +33,16 @@ def instances(seed: int, tier: str, key: str = "main", weights: str = "probabili
     return batch
 
 
-@functools.lru_cache(maxsize=8)
 def values(seed: int, tier: str, key: str = "main", weights: str = "probability") -> tuple[np.ndarray, np.ndarray]:
-    """(F, F_rho) of a tier's instances, computed once per process."""
-    batch = instances(seed, tier, key, weights)
-    return sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
+    """(F, F_rho) of a tier's instances, through the result store."""
+
+    def compute(_):
+        batch = instances(seed, tier, key, weights)
+        return sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
+
+    return current_store().get_or_compute(
+        "lse/f-and-f-rho", dict(seed=seed, count=SIZES[tier], key=key, weights=weights), compute, code=[sk, families, seeding]
+    )
 
 
 RATE_UNIT = np.geomspace(1e-6, 1e-3, 7)

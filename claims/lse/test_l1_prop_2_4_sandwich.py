@@ -21,9 +21,6 @@ PINNED = (np.zeros((1, 1)), np.ones((1, 1)), np.array([0.1]))
 
 
 def _figure_gap_vs_rho(rhos, gaps, slope):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.4))
@@ -122,7 +119,7 @@ def test_primal_equals_dual(options, evidence, tier):
     statement_holds(gap <= 1e-10 and max(best_found) <= 1e-7, f"primal {gap:.3g} from dual; SLSQP excess {max(best_found):.3g}")
 
 
-@pytest.mark.smoke
+@pytest.mark.smoke  # scale-free (registry): runs in every tier
 @pytest.mark.claim(L1, statement="conjugate-formula")
 def test_conjugate_formula(evidence):
     worst = 0.0

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, find, given, settings, target
+from hypothesis import find, given, settings, target
 
 from pytest_claims import statement_holds
 from claims.lse.common import L1b, ROUNDING, TIERS, instances, values
 from fixtures.safe_kl import adversarial_instances
 from kernels import safe_kl as sk
-
-DETERMINISTIC = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _gap_over_rho(instance) -> float:
@@ -28,7 +26,7 @@ def _gap_over_rho(instance) -> float:
 def test_as_quoted_counting_measure(evidence, examples):
     worst = {"gap_over_rho": -np.inf, "instance": None}
 
-    @settings(max_examples=examples, **DETERMINISTIC)
+    @settings(max_examples=examples)
     @given(adversarial_instances(weights="counting"))
     def search(instance):
         ratio = _gap_over_rho(instance)
@@ -61,7 +59,7 @@ PINNED = (np.array([[3.0, 0.0]]), np.array([[0.5, 0.5]]), np.array([0.5]))
 @pytest.mark.claim(L1b, statement="probability-measure-reading")
 @pytest.mark.parametrize("tier", TIERS)
 def test_probability_measure_reading(options, evidence, tier):
-    found = find(adversarial_instances(weights="uniform"), lambda inst: _gap_over_rho(inst) > 1.0, settings=settings(max_examples=2000, **DETERMINISTIC))
+    found = find(adversarial_instances(weights="uniform"), lambda inst: _gap_over_rho(inst) > 1.0, settings=settings(max_examples=2000))
     batch = instances(options.seed, tier, weights="uniform")
     f, f_rho = sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
     ratio = (f - f_rho) / batch.rho

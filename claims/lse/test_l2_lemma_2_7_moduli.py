@@ -16,9 +16,9 @@ RHOS = np.geomspace(1e-3, 0.99, 10)
 CHORDS = {"smoke": 20_000, "full": 200_000}  # per rho and modulus (the logbook: 200000)
 
 
+@pytest.mark.smoke  # scale-free (registry): a fixed grid, the same in every tier
 @pytest.mark.claim(L2, statement="min-curvature")
-@pytest.mark.parametrize("tier", TIERS)
-def test_min_curvature_is_four_rho(evidence, tier):
+def test_min_curvature_is_four_rho(evidence):
     worst_value = worst_place = 0.0
     for rho in RHOS:
         t = np.linspace(0, 1 / rho, 2_000_001)[1:-1]
@@ -40,11 +40,11 @@ def _chord_violations(rho: float, modulus: float, rng, chords: int) -> int:
 
 @pytest.mark.claim(L2, statement="strong-convexity-chords")
 @pytest.mark.parametrize("tier", TIERS)
-def test_strong_convexity_chord_inequality(evidence, tier):
+def test_strong_convexity_chord_inequality(options, evidence, tier):
     counts = {"rho": 0, "4 rho": 0, "4.05 rho": 0}
     failing_rhos = 0
     for rho in RHOS:
-        rng = keyed_rng(f"lse/chords|{tier}|{rho:.17g}")
+        rng = keyed_rng(f"{options.seed}|lse/chords|{tier}|{rho:.17g}")
         row = {name: _chord_violations(rho, factor * rho, rng, CHORDS[tier]) for name, factor in (("rho", 1.0), ("4 rho", 4.0), ("4.05 rho", 4.05))}
         counts = {k: counts[k] + row[k] for k in counts}
         failing_rhos += row["4.05 rho"] > 0
@@ -54,9 +54,9 @@ def test_strong_convexity_chord_inequality(evidence, tier):
     statement_holds(counts["rho"] == 0 and counts["4 rho"] == 0, f"chord violations {counts}")
 
 
+@pytest.mark.smoke  # scale-free (registry): a fixed grid, the same in every tier
 @pytest.mark.claim(L2, statement="conjugate-max-curvature")
-@pytest.mark.parametrize("tier", TIERS)
-def test_conjugate_max_curvature(evidence, tier):
+def test_conjugate_max_curvature(evidence):
     worst_value = worst_place = 0.0
     for rho in RHOS:
         s = np.linspace(-np.log(rho) - 30, -np.log(rho) + 30, 2_000_001)
@@ -70,11 +70,11 @@ def test_conjugate_max_curvature(evidence, tier):
 
 @pytest.mark.claim(L2, statement="smoothness-lipschitz")
 @pytest.mark.parametrize("tier", TIERS)
-def test_conjugate_gradient_lipschitz(evidence, tier):
+def test_conjugate_gradient_lipschitz(options, evidence, tier):
     counts = {"1/rho": 0, "1/(4 rho)": 0, "1/(4.05 rho)": 0}
     failing_rhos = 0
     for rho in RHOS:
-        rng = keyed_rng(f"lse/lipschitz|{tier}|{rho:.17g}")
+        rng = keyed_rng(f"{options.seed}|lse/lipschitz|{tier}|{rho:.17g}")
         centre, pairs = -np.log(rho), CHORDS[tier]
         s1 = rng.uniform(centre - 20, centre + 20, pairs)
         s2 = s1 + rng.normal(0, 1, pairs) * np.geomspace(1e-4, 10, pairs)
@@ -88,20 +88,20 @@ def test_conjugate_gradient_lipschitz(evidence, tier):
     statement_holds(counts["1/rho"] == 0 and counts["1/(4 rho)"] == 0, f"Lipschitz violations {counts}")
 
 
+@pytest.mark.smoke  # scale-free (registry): a fixed grid, the same in every tier
 @pytest.mark.claim(L2, statement="legendre-identity")
-@pytest.mark.parametrize("tier", TIERS)
-def test_legendre_identity(evidence, tier):
+def test_legendre_identity(evidence):
     # At 40 digits: composing (f*)' with f'' in float64 loses digits where 1 - rho t cancels.
-    mpmath.mp.dps = 40
     worst = 0.0
-    for rho in RHOS:
-        r = mpmath.mpf(float(rho))
-        for s in np.linspace(-np.log(rho) - 15, -np.log(rho) + 15, 201):
-            s = mpmath.mpf(float(s))
-            lhs = mpmath.exp(s) / (1 + r * mpmath.exp(s)) ** 2  # (f*)''(s)
-            t = mpmath.exp(s) / (1 + r * mpmath.exp(s))  # (f*)'(s)
-            rhs = 1 / (1 / t + r / (1 - r * t))  # 1 / f''(t)
-            worst = max(worst, float(abs(lhs / rhs - 1)))
+    with mpmath.workdps(40):
+        for rho in RHOS:
+            r = mpmath.mpf(float(rho))
+            for s in np.linspace(-np.log(rho) - 15, -np.log(rho) + 15, 201):
+                s = mpmath.mpf(float(s))
+                lhs = mpmath.exp(s) / (1 + r * mpmath.exp(s)) ** 2  # (f*)''(s)
+                t = mpmath.exp(s) / (1 + r * mpmath.exp(s))  # (f*)'(s)
+                rhs = 1 / (1 / t + r / (1 - r * t))  # 1 / f''(t)
+                worst = max(worst, float(abs(lhs / rhs - 1)))
     float_worst = 0.0
     for rho in RHOS:
         s = np.linspace(-np.log(rho) - 15, -np.log(rho) + 15, 2001)

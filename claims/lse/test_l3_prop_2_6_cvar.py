@@ -5,7 +5,6 @@ Band: CVaR_rho(phi) <= lambda F_rho(phi/lambda) - lambda (ln rho - 1) <= CVaR_rh
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -14,23 +13,27 @@ import pytest
 from pytest_claims import statement_holds
 from claims.lse.common import L3, MAIN_TIERS, ROUNDING, TIERS, instances, rate_in_rho, slope_fit
 from kernels import safe_kl as sk
+from fixtures import safe_kl as families
+from kernels import seeding
 from kernels.seeding import keyed_rng
+from pytest_claims import current_store
 
 
-@functools.lru_cache(maxsize=4)
 def band_position(seed: int, tier: str):
-    """(lambda, CVaR, middle term) for a tier's instances, lambda log-uniform in [1e-3, 30]."""
+    """(instances, lambda, CVaR, middle term) for a tier's instances, lambda log-uniform in [1e-3, 30]."""
     batch = instances(seed, tier, key="cvar")
-    lam = np.exp(keyed_rng(f"{seed}|lse/cvar-lambda|{tier}").uniform(np.log(1e-3), np.log(30), len(batch)))
-    cvar = sk.cvar_variational(batch.phi, batch.mu, batch.rho)
-    middle = lam * sk.f_rho_value(batch.phi / lam[:, None], batch.mu, batch.rho) - lam * (np.log(batch.rho) - 1)
+
+    def compute(_):
+        lam = np.exp(keyed_rng(f"{seed}|lse/cvar-lambda|{tier}").uniform(np.log(1e-3), np.log(30), len(batch)))
+        cvar = sk.cvar_variational(batch.phi, batch.mu, batch.rho)
+        middle = lam * sk.f_rho_value(batch.phi / lam[:, None], batch.mu, batch.rho) - lam * (np.log(batch.rho) - 1)
+        return lam, cvar, middle
+
+    lam, cvar, middle = current_store().get_or_compute("lse/cvar-band", dict(seed=seed, tier=tier), compute, code=[sk, families, seeding])
     return batch, lam, cvar, middle
 
 
 def _band_figure(position):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3))

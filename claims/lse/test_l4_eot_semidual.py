@@ -20,9 +20,9 @@ from kernels import eot
 L4 = "lse/eot-semidual-no-overflow"
 
 
+@pytest.mark.smoke  # scale-free (registry): runs in every tier
 @pytest.mark.claim(L4, statement="overflow-thresholds")
-@pytest.mark.parametrize("tier", TIERS)  # exact: the same bisection in both tiers
-def test_overflow_thresholds(evidence, tier):
+def test_overflow_thresholds(evidence):
     found = {dt: eot.overflow_threshold(dt) for dt in ("float64", "float32")}
     predicted = {dt: eot.EPS * math.log(float(np.finfo(dt).max)) for dt in found}
     evidence.headline(z_star_float64=found["float64"], z_star_float32=found["float32"])
@@ -30,9 +30,9 @@ def test_overflow_thresholds(evidence, tier):
     statement_holds(all(abs(found[d] / predicted[d] - 1) < 1e-6 for d in found), f"thresholds {found} vs eps ln(max) {predicted}")
 
 
+@pytest.mark.smoke  # scale-free (registry): the first 10 iterations, the same run in every tier
 @pytest.mark.claim(L4, statement="baseline-overflows-float32")
-@pytest.mark.parametrize("tier", TIERS)  # the first 10 iterations: the same run in both tiers
-def test_baseline_overflows_in_float32(options, evidence, tier):
+def test_baseline_overflows_in_float32(options, evidence):
     early = {}
     for sigma2 in (0.1, 1.0):
         with np.errstate(all="ignore"):
@@ -60,9 +60,6 @@ def test_proposed_stays_finite(options, evidence, tier, dtype):
 
 
 def _figure(curves: dict[str, dict[int, np.ndarray]], w_eps: float):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -85,8 +82,8 @@ def _figure(curves: dict[str, dict[int, np.ndarray]], w_eps: float):
 @pytest.mark.claim(L4, statement="weak-duality")
 @pytest.mark.parametrize("config", BASELINES + PROPOSED, ids=lambda c: c.name)
 @pytest.mark.parametrize("tier", TIERS)
-def test_gaps_respect_weak_duality(pytestconfig, options, evidence, tier, config):
-    ref = reference(pytestconfig, tier)
+def test_gaps_respect_weak_duality(options, evidence, tier, config):
+    ref = reference(tier)
     by_t = gaps(sgd_run(config, options, tier), ref["value"])
     worst = min(float(np.min(g)) for g in by_t.values())
     evidence.headline(W_eps=ref["value"], reference_error_estimate=ref["error_bound"], smallest_gap=worst)
@@ -97,8 +94,8 @@ def test_gaps_respect_weak_duality(pytestconfig, options, evidence, tier, config
 
 @pytest.mark.full
 @pytest.mark.claim(L4, statement="proposed-converged-by-1e4")
-def test_proposed_converged_by_1e4(pytestconfig, options, evidence):
-    w_eps = reference(pytestconfig, "full")["value"]
+def test_proposed_converged_by_1e4(options, evidence):
+    w_eps = reference("full")["value"]
     medians = {c.name: {str(t): float(np.median(g)) for t, g in gaps(sgd_run(c, options, "full"), w_eps).items()} for c in PROPOSED}
     best = min(m["10000"] for m in medians.values())
     evidence.headline(best_median_gap_at_1e4=best)
@@ -108,8 +105,8 @@ def test_proposed_converged_by_1e4(pytestconfig, options, evidence):
 
 @pytest.mark.full
 @pytest.mark.claim(L4, statement="baseline-stalls")
-def test_baseline_gap_above_half_at_1e5(pytestconfig, options, evidence):
-    w_eps = reference(pytestconfig, "full")["value"]
+def test_baseline_gap_above_half_at_1e5(options, evidence):
+    w_eps = reference("full")["value"]
     final = {c.name: gaps(sgd_run(c, options, "full"), w_eps)[100_000] for c in BASELINES}
     evidence.headline(**{f"{name} min gap at 1e5": float(g.min()) for name, g in final.items()})
     evidence.record(final_gaps={name: g.tolist() for name, g in final.items()}, logbook_at_1e5={"sigma2=0.1": 0.550, "sigma2=1": 0.544})
@@ -120,16 +117,16 @@ def test_baseline_gap_above_half_at_1e5(pytestconfig, options, evidence):
 @pytest.mark.full
 @pytest.mark.claim(L4, statement="baseline-not-converged")
 @pytest.mark.parametrize("config", BASELINES, ids=lambda c: c.name)
-def test_baseline_not_converged_at_1e5(pytestconfig, options, evidence, config):
-    by_t = gaps(sgd_run(config, options, "full"), reference(pytestconfig, "full")["value"])
+def test_baseline_not_converged_at_1e5(options, evidence, config):
+    by_t = gaps(sgd_run(config, options, "full"), reference("full")["value"])
     final = by_t[100_000]
     evidence.headline(min_gap_at_1e5=float(final.min()), median_gap_at_1e5=float(np.median(final)))
     evidence.record(median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()})
     statement_holds(np.all(final > 0.1), f"{config.name}: gap at 1e5 between {final.min():.4f} and {final.max():.4f}")
 
 
-def _diverged(pytestconfig, options, config) -> tuple[np.ndarray, np.ndarray, float]:
-    w_eps = reference(pytestconfig, "full")["value"]
+def _diverged(options, config) -> tuple[np.ndarray, np.ndarray, float]:
+    w_eps = reference("full")["value"]
     zero_potential = eot.GaussSum(1, config.sigma2, -2.0, 6.5)
     start = w_eps - float(eot.semi_dual_value(zero_potential, zero_potential.moments)[0])
     with np.errstate(all="ignore"):
@@ -144,8 +141,8 @@ def _plain(values: np.ndarray) -> list:
 @pytest.mark.full
 @pytest.mark.claim(L4, statement="baseline-diverges-at-large-c")
 @pytest.mark.parametrize("config", DIVERGENT, ids=lambda c: c.name)
-def test_baseline_diverges_at_large_c(pytestconfig, options, evidence, config):
-    diverged, final, start = _diverged(pytestconfig, options, config)
+def test_baseline_diverges_at_large_c(options, evidence, config):
+    diverged, final, start = _diverged(options, config)
     evidence.headline(seeds_diverged=int(diverged.sum()), seeds=int(diverged.size), starting_gap=start)
     evidence.record(final_gaps=_plain(final))
     statement_holds(diverged.all(), f"{config.name}: not every seed diverged: {final}")
@@ -153,8 +150,8 @@ def test_baseline_diverges_at_large_c(pytestconfig, options, evidence, config):
 
 @pytest.mark.full
 @pytest.mark.claim(L4, statement="baseline-diverges-at-c-1e-2")
-def test_baseline_diverges_at_c_1e_2(pytestconfig, options, evidence):
-    results = {config.name: _diverged(pytestconfig, options, config) for config in EDGE_OF_DIVERGENCE}
+def test_baseline_diverges_at_c_1e_2(options, evidence):
+    results = {config.name: _diverged(options, config) for config in EDGE_OF_DIVERGENCE}
     counts = {name: f"{int(d.sum())}/{d.size}" for name, (d, _, _) in results.items()}
     evidence.headline(**{f"{name} diverged": count for name, count in counts.items()})
     evidence.record(final_gaps={name: _plain(final) for name, (_, final, _) in results.items()}, starting_gap=next(iter(results.values()))[2])
@@ -164,8 +161,8 @@ def test_baseline_diverges_at_c_1e_2(pytestconfig, options, evidence):
 
 @pytest.mark.full
 @pytest.mark.claim(L4, statement="alpha-init-variant")
-def test_alpha_initialisation_variant(pytestconfig, options, evidence):
-    w_eps = reference(pytestconfig, "full")["value"]
+def test_alpha_initialisation_variant(options, evidence):
+    w_eps = reference("full")["value"]
     by_t = gaps(sgd_run(ALPHA_VARIANT, options, "full"), w_eps)
     evidence.headline(median_gap_at_1e4=float(np.median(by_t[10_000])), median_gap_at_1e5=float(np.median(by_t[100_000])))
     evidence.record(logbook={"alpha0=0": 0.0371, "alpha0=-c0/eps": 0.0346})

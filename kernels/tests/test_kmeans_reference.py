@@ -89,7 +89,7 @@ def test_gram_route_gives_explicit_labels_on_seed_full_grid(d, sigma2):
 
 
 @pytest.mark.smoke
-@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@settings(max_examples=200)
 @given(st.integers(1, 30).flatmap(lambda n: st.tuples(st.lists(st.integers(0, 3), min_size=n, max_size=n), st.lists(st.integers(0, 4), min_size=n, max_size=n))))
 def test_nmi_equals_scikit_learn(pair):
     from sklearn.metrics import normalized_mutual_info_score

@@ -10,11 +10,16 @@ import pytest
 from fixtures.safe_kl import random_instances
 from kernels import safe_kl as sk
 
-mpmath.mp.dps = 50
+DIGITS = 50
 
 
 def _mp_reference(phi, mu, rho):
     """beta by 200 bisections at 50 digits, then F_rho, alpha* and the tail-average CVaR."""
+    with mpmath.workdps(DIGITS):
+        return _mp_reference_at_working_precision(phi, mu, rho)
+
+
+def _mp_reference_at_working_precision(phi, mu, rho):
     phi = [mpmath.mpf(float(x)) for x in phi]
     mu = [mpmath.mpf(float(x)) for x in mu]
     r = mpmath.mpf(float(rho))
