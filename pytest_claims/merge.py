@@ -79,6 +79,7 @@ def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
             into = inputs[claim.id]
             into.exercised |= set(claim.statements) - set(record["statements_without_tests"])
             into.selected |= record["verdict"] != "not selected"
+            into.has_tests |= record["verdict"] != "not exercised"
             if record["verdict"] == "broken" and record["reason"].startswith("collection error"):
                 into.problems.append(record["reason"])
     by_test: dict[str, list[tuple[int, StatementRun]]] = {}

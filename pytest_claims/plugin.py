@@ -466,7 +466,15 @@ class Controller:
 
     def claim_inputs(self) -> dict[str, ClaimInputs]:
         state = self.state
-        inputs = {cid: ClaimInputs(exercised=set(state.exercised.get(cid, set())), selected=cid in state.selected) for cid in state.registry.claims}
+        root = Path(self.config.rootpath)
+        inputs = {
+            cid: ClaimInputs(
+                exercised=set(state.exercised.get(cid, set())),
+                selected=cid in state.selected,
+                has_tests=bool(claim.tests) and (root / claim.tests).is_file(),
+            )
+            for cid, claim in state.registry.claims.items()
+        }
         for run in state.runs.values():
             inputs[run.claim].runs.append(run)
         for module, message in sorted(state.collection_errors.items()):

@@ -184,7 +184,8 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         if not records:
             continue
         parts.append(f"<h2>{esc(meta['title'])}</h2><p><small>source: {esc(meta.get('source', ''))}</small></p>")
-        parts.append("<table><tr><th>claim</th><th>verdict</th><th>power</th><th>key numbers</th><th>figure</th></tr>")
+        parts.append('<table><tr><th style="width:27%">claim</th><th style="width:23%">verdict</th><th style="width:9%">power</th>'
+                     '<th style="width:29%">key numbers</th><th style="width:12%">figure</th></tr>')
         for r in records:
             thumb = ""
             if r.get("figure"):

@@ -5,7 +5,7 @@ so a merged verdict is computed by exactly the rules of a single run.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
 from pytest_claims.registry import Claim, Registry, Statement
@@ -68,6 +68,7 @@ class ClaimInputs:
     runs: list[StatementRun] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)  # statements some collected test names
     selected: bool = False  # some test of the claim was selected in the run(s)
+    has_tests: bool = False  # its test module exists, collected or not (a run of other files)
     problems: list[str] = field(default_factory=list)  # collection errors, conflicts between runs, registry drift
 
 
@@ -109,7 +110,7 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     runs = inputs.runs
     if inputs.problems:
         return "broken", "; ".join(inputs.problems)
-    if not inputs.exercised:
+    if not inputs.exercised and not inputs.has_tests:
         return "not exercised", "no test in the suite names this claim"
     broken = [r for r in runs if r.outcome != SKIPPED and not as_registered(r.outcome, claim.statements[r.statement])]
     if broken:
@@ -187,7 +188,8 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
     for claim in registry.claims.values():
         claim_inputs = inputs.get(claim.id, ClaimInputs())
         runs = sorted(claim_inputs.runs, key=lambda r: r.test)
-        verdict, reason = claim_verdict(claim, ClaimInputs(runs, claim_inputs.exercised, claim_inputs.selected, claim_inputs.problems))
+        verdict, reason = claim_verdict(claim, replace(claim_inputs, runs=runs))
+        collected = bool(claim_inputs.exercised) or not claim_inputs.has_tests
         records.append(
             {
                 "id": claim.id,
@@ -219,7 +221,7 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                     }
                     for r in runs
                 ],
-                "statements_without_tests": sorted(set(claim.statements) - claim_inputs.exercised),
+                "statements_without_tests": sorted(set(claim.statements) - claim_inputs.exercised) if collected else [],
                 "registry": registry_record(claim),
             }
         )

@@ -232,6 +232,8 @@ def test_a_subset_says_not_selected(project):
     assert claim(payload, "T2")["verdict"] == "not selected"
     assert claim(payload, "T3")["verdict"] == "not exercised"
     assert claim(payload, "T1")["verdict"] == "reduced scale"  # squares did not run
+    pytester.runpytest_inprocess("-m", "smoke", "test_triangle.py")  # the other module not even collected
+    assert claim(verdicts(pytester), "T2")["verdict"] == "not selected"
 
 
 @pytest.mark.smoke

@@ -64,8 +64,9 @@ def test_skipped_required_statement_is_named_in_the_reason():
 def test_selection_and_exercise():
     assert claim_verdict(CLAIM, ClaimInputs([], set(), False))[0] == "not exercised"
     assert claim_verdict(CLAIM, ClaimInputs([], ALL, False))[0] == "not selected"
+    assert claim_verdict(CLAIM, ClaimInputs([], set(), False, has_tests=True))[0] == "not selected"
     assert claim_verdict(CLAIM, ClaimInputs([], ALL, True))[0] == "not run"
-    assert claim_verdict(CLAIM, ClaimInputs(FULL_SET, ALL, True, ["collection error in t.py: SyntaxError"]))[0] == "broken"
+    assert claim_verdict(CLAIM, ClaimInputs(FULL_SET, ALL, True, problems=["collection error in t.py: SyntaxError"]))[0] == "broken"
 
 
 @pytest.mark.smoke
