@@ -275,13 +275,15 @@ def clear_function_caches(root: Path) -> None:
 def _try_mutant(item: pytest.Item, state: State, name: str) -> MutantResult:
     from _pytest.runner import runtestprotocol
 
+    mutant = state.mutants[name]
     state.mutant_active = state.store.namespace = name
+    state.store.mutated_module = mutant.target.partition(":")[0]
     clear_function_caches(Path(state.config.rootpath))
     try:
-        with applied(state.mutants[name]):
+        with applied(mutant):
             reports = runtestprotocol(item, log=False, nextitem=item.parent)  # tears down only the item
     finally:
-        state.mutant_active = state.store.namespace = ""
+        state.mutant_active = state.store.namespace = state.store.mutated_module = ""
         clear_function_caches(Path(state.config.rootpath))
         state.store.take_events(item.nodeid)
     failed = [r for r in reports if r.failed]

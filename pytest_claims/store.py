@@ -125,6 +125,7 @@ class ResultStore:
         self.root = root  # None: memory only (--no-store)
         self.checkpoint_every = checkpoint_every
         self.namespace = ""  # the applied mutant's name, if any
+        self.mutated_module = ""  # the module the applied mutant changes
         self._memory: dict[str, Any] = {}
         self._events: list[tuple[str, StoreEvent]] = []
         self.current_test = ""
@@ -153,11 +154,21 @@ class ResultStore:
         source decides the value in `code`, so that a changed kernel never reads an old value.
         `persist=False` keeps the value in this process only (large and cheap to recompute).
         """
+        code = list(code)
         digest = self.key_of(name, key, code)
         started = time.perf_counter()
         if digest in self._memory:
             self._record(name, digest, IN_MEMORY, started)
             return self._memory[digest]
+        if self.namespace and not self._touched_by_mutant(code):
+            # A result whose code the mutant does not change may be reused from the real runs (never
+            # the other way round: what is computed under a mutant stays under the mutant's key).
+            namespace, self.namespace = self.namespace, ""
+            plain = self.key_of(name, key, code)
+            self.namespace = namespace
+            if plain in self._memory:
+                self._record(name, plain, IN_MEMORY, started)
+                return self._memory[plain]
         every = checkpoint_every or self.checkpoint_every
         if self.root is None or self.namespace or not persist:
             value = compute(Checkpoint(None, every))
@@ -185,9 +196,13 @@ class ResultStore:
         self._record(name, digest, status, started, resumed)
         return value
 
-    def forget_memory(self) -> None:
-        """Drop the in-process copies (after a mutant, so that nothing computed under it is reused)."""
-        self._memory.clear()
+    def _touched_by_mutant(self, code: list[Any]) -> bool:
+        """Whether the applied mutant's module is among the code a result depends on (unknown: yes)."""
+        for item in code:
+            module = item.__name__ if isinstance(item, types.ModuleType) else getattr(item, "__module__", None)
+            if module is None or module == self.mutated_module:
+                return True
+        return not code
 
     def _record(self, name: str, digest: str, status: str, started: float, resumed: int | None = None) -> None:
         event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed)
