@@ -25,6 +25,7 @@ runs of one batch size advance together, one Python loop over steps. Gradients a
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -119,8 +120,8 @@ def proposed_weights(losses: Any, alpha: Any, log_rho: Any, lam: float = LAMBDA)
     (alpha and log_rho broadcast against losses). The gradient in theta is mean_B w_i grad l_i."""
     xp = _ns(losses)
     shifted = (losses - alpha) / lam + log_rho
-    # sigmoid(s) / rho = 1 / ((1 + e^-s) rho): e^-s may overflow to inf, giving the exact limit 0
-    return 1.0 / ((1.0 + xp.exp(-shifted)) * xp.exp(log_rho))
+    with np.errstate(over="ignore"):  # sigmoid(s)/rho = 1/((1 + e^-s) rho); e^-s = inf gives the exact limit 0
+        return 1.0 / ((1.0 + xp.exp(-shifted)) * xp.exp(log_rho))
 
 
 def nesterov_update(param: Any, buf: Any, grad: Any, lr: Any, momentum: float = MOMENTUM) -> tuple[Any, Any]:
@@ -252,7 +253,8 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
     def arrays_for(active_now: np.ndarray):
         n_base = int(np.sum(active_now < n_base_all))
         lr = to_backend(etas[active_now], backend, device)
-        return n_base, lr[None, :, None], lr[None, :], to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None]
+        proposed = to_backend((active_now >= n_base_all).astype(dtype), backend, device)[None, :]  # 0: alpha stays 0
+        return n_base, lr[None, :, None], lr[None, :] * proposed, to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None]
 
     def record(epoch: int) -> None:
         if epoch in records:
@@ -268,7 +270,10 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
         record(0)
     slices = batch_slices(n, batch)
     steps_done = first_epoch * len(slices)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+    # running elementwise maximum of the batch losses (reduced over the batch at epoch ends: cheaper)
+    peak_b = xp.zeros_like(theta[:, :, :1]) + xp.reshape(peak, (*peak.shape, 1))
+    single_thread = _blas_single_thread() if xp is np else contextlib.nullcontext()  # tiny products: threads only spin
+    with single_thread, np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for epoch in range(first_epoch + 1, epochs + 1):
             perm = to_backend(streams.permutations(epoch - 1, n), backend, device)
             Xp = X[perm]  # (S, n, d): this epoch's rows in stream order
@@ -278,17 +283,21 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
                 X_b, y_b = Xp[:, part, :], yp[:, :, part]
                 r = xp.matmul(theta, XpT[:, :, part]) - y_b  # (S, R, B)
                 losses = r * r
-                peak = xp.maximum(peak, xp.max(losses, axis=-1))
+                if peak_b.shape[-1] not in (1, losses.shape[-1]):  # the partial batch
+                    peak_b = xp.max(peak_b, axis=-1, keepdims=True)
+                peak_b = xp.maximum(peak_b, losses)
                 coef_base = baseline_weights(losses[:, :n_base, :], lam)
                 w = proposed_weights(losses[:, n_base:, :], alpha[:, n_base:, None], log_rho, lam)
                 coef = xp.concat([coef_base, w / (part.stop - part.start)], axis=1)
                 grad_theta = 2.0 * xp.matmul(coef * r, X_b)
-                grad_alpha = xp.concat([xp.zeros_like(alpha[:, :n_base]), 1.0 - xp.sum(coef[:, n_base:, :], axis=-1)], axis=1)
+                grad_alpha = 1.0 - xp.sum(coef, axis=-1)  # the baseline's alpha has lr 0 (lr_alpha)
                 theta, buf_theta = nesterov_update(theta, buf_theta, grad_theta, lr_theta)
                 alpha, buf_alpha = nesterov_update(alpha, buf_alpha, grad_alpha, lr_alpha)
                 steps_done += 1
                 if max_steps is not None and steps_done >= max_steps:
                     break
+            peak_b = xp.max(peak_b, axis=-1, keepdims=True)
+            peak = peak_b[..., 0]
             finite = to_numpy(xp.all(xp.isfinite(theta), axis=-1) & xp.isfinite(alpha))
             fresh = (~finite) & (state["first_nonfinite_epoch"][:, active] < 0)
             sub = state["first_nonfinite_epoch"][:, active]
@@ -303,7 +312,7 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
                 full_alpha[:, active] = to_numpy(alpha)
                 state["peak_loss"][:, active] = to_numpy(peak)
                 kept = to_backend(np.nonzero(keep)[0], backend, device)
-                active, theta, alpha, peak = active[keep], theta[:, kept], alpha[:, kept], peak[:, kept]
+                active, theta, alpha, peak, peak_b = active[keep], theta[:, kept], alpha[:, kept], peak[:, kept], peak_b[:, kept]
                 buf_theta, buf_alpha = buf_theta[:, kept], buf_alpha[:, kept]
                 n_base, lr_theta, lr_alpha, log_rho = arrays_for(active)
             if checkpoint is not None and checkpoint.due(epoch) and epoch < epochs:
@@ -330,6 +339,14 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
         "alpha": full_alpha[:, unorder].astype(np.float64),
         "steps": steps_done,
     }
+
+
+def _blas_single_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # a scikit-learn dependency; without it, BLAS keeps its threads
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def converged(run: dict, precision: str = "objective64") -> np.ndarray:

@@ -5,7 +5,7 @@ requires a much smaller eta=10^-6 at batch size 10 (Figure 3, Section 3.2)."
 The grid is the logbook's: eta in {1e-8, ..., 1e-4} x batch in {10, 100, 1000} x (baseline and six
 rho) x 10 seeds, 50 epochs; converged = finite and L_final <= L_0. Full runs it whole (one stored
 program per batch size); smoke runs the decisive cells at reduced power (batch 10: the printed eta and
-the baseline's pair, 3 epochs; batch 1000: the whole grid on 3 seeds), so the claim shows `reduced
+the baseline's pair, 2 epochs; batch 1000: the whole grid on 3 seeds), so the claim shows `reduced
 scale` there. Conventions (loss, partial batches, Nesterov): kernels/kl_dro.py.
 """
 from __future__ import annotations
@@ -152,37 +152,44 @@ def _released_params() -> list:
 @pytest.mark.claim(L5, statement="released-configurations")
 @pytest.mark.parametrize("tier,batch", _released_params())
 def test_released_configurations(options, evidence, tier, batch):
-    run32 = fx.released(options, tier, batch, "float32")
+    run32 = fx.released(options, tier, batch, "float32")  # configurations: (released pair) x (1, EDGE)
     L = run32["objective"]
     ok, every = fx.stable(run32), fx.stable(run32, "every-epoch")
     above = ~np.isfinite(L[:, :, 1:]) | (L[:, :, 1:] > L[:, :, :1])
-    outcome = {}
-    for c, config in enumerate(run32["configs"]):
+    seeds = ok.shape[0]
+    outcome, edge = {}, {}
+    for pair in range(len(fx.RELEASED[batch])):
+        c, c_edge = 2 * pair, 2 * pair + 1
+        config = run32["configs"][c]
+        finite_peaks = run32["peak_loss"][:, c][np.isfinite(run32["peak_loss"][:, c])]
         outcome[config.name] = {
-            "seeds_converged": f"{int(ok[:, c].sum())}/{ok.shape[0]}",
+            "seeds_converged": int(ok[:, c].sum()),
             "final_L_float32": [fx.plain(v) for v in L[:, c, -1]],
-            "seeds_below_L0_at_every_epoch_end": f"{int(every[:, c].sum())}/{ok.shape[0]}",
+            "seeds_below_L0_at_every_epoch_end": int(every[:, c].sum()),
             "first_epoch_above_L0": [int(np.argmax(a)) + 1 if a.any() else None for a in above[:, c]],
-            "peak_batch_loss": float(np.nanmax(run32["peak_loss"][:, c])),
+            "largest_batch_loss": float(finite_peaks.max()) if finite_peaks.size else None,
             "logbook_table_calls_it": "stable" if _logbook_stable(config, batch) else "unstable",
         }
-    evidence.headline(**{f"{name} converged": v["seeds_converged"] for name, v in outcome.items()})
+        edge[config.name] = {"rho": config.rho, f"seeds_converged_at_{fx.EDGE:g}x_eta": int(ok[:, c_edge].sum())}
+    evidence.headline(**{f"{name} converged of {seeds}": v["seeds_converged"] for name, v in outcome.items()})
     conventions = {
         "float32 (as released), finite and L_final <= L_0": {n: v["seeds_converged"] for n, v in outcome.items()},
         "float32, L <= L_0 at every epoch end": {n: v["seeds_below_L0_at_every_epoch_end"] for n, v in outcome.items()},
     }
-    if tier == "full":  # float64 beside it, and the stepsize multiplier at which seeds start to fail
+    if tier == "full":  # float64 beside it, at 1x, 2x and 3x the released stepsize
         run64 = fx.released(options, tier, batch, "float64")
         ok64 = fx.stable(run64)
         margins: dict = {}
         for c in range(ok64.shape[1]):
-            name = run32["configs"][c // len(fx.MARGINS)].name
-            margins.setdefault(name, {})[f"x{fx.MARGINS[c % len(fx.MARGINS)]:g} eta"] = f"{int(ok64[:, c].sum())}/{ok64.shape[0]}"
+            name = run32["configs"][2 * (c // len(fx.MARGINS))].name
+            margins.setdefault(name, {})[f"x{fx.MARGINS[c % len(fx.MARGINS)]:g} eta"] = int(ok64[:, c].sum())
         conventions["float64, finite and L_final <= L_0"] = margins
         evidence.headline(float64_same_outcome=all(margins[n]["x1 eta"] == v["seeds_converged"] for n, v in outcome.items()))
-    evidence.record(per_configuration=outcome, conventions=conventions, torch_seeds=list(range(ok.shape[0])), epochs=kl_dro.EPOCHS)
-    failing = {n: v["seeds_converged"] for n, v in outcome.items() if not v["seeds_converged"].startswith(f"{ok.shape[0]}/")}
-    statement_holds(not failing, f"released configurations at batch {batch} not converged on every seed: {failing}")
+    evidence.record(per_configuration=outcome, at_the_edge=edge, conventions=conventions, torch_seeds=list(range(seeds)), epochs=kl_dro.EPOCHS)
+    failing = {n: v["seeds_converged"] for n, v in outcome.items() if v["seeds_converged"] < seeds}
+    not_at_edge = {n: v for n, v in edge.items() if v["rho"] is not None and v[f"seeds_converged_at_{fx.EDGE:g}x_eta"] == seeds}
+    statement_holds(not failing and not not_at_edge,
+                    f"batch {batch}: released configurations not converged on every seed: {failing}; proposed stable at {fx.EDGE:g}x eta: {not_at_edge}")
 
 
 def _logbook_stable(config: kl_dro.RunConfig, batch: int) -> bool:
@@ -196,7 +203,7 @@ def _logbook_stable(config: kl_dro.RunConfig, batch: int) -> bool:
 RHO = st.floats(1e-12, 0.999)
 ALPHA = st.floats(-1e6, 1e6)
 LAM = st.sampled_from([0.1, 1.0, 10.0])
-RANDOM_CASES = 80
+RANDOM_CASES = 200
 LOSSES = st.lists(st.floats(0.0, 1e6), min_size=1, max_size=20)
 # Adversarial: saturated, vanishing and tied weights, losses spread over many orders of magnitude.
 ADVERSARIAL = [
@@ -204,24 +211,25 @@ ADVERSARIAL = [
     (np.array([1e6, 1e6, 1e6]), 0.0, 1e-4, 1.0),
     (np.array([0.0, 0.0]), 1e6, 0.5, 1.0),
     (np.array([1e-300, 1e300]), 0.0, 1e-3, 1.0),
-    (np.zeros(1000), 0.0, 0.9, 0.1),
+    (np.zeros(200), 0.0, 0.9, 0.1),
     (np.geomspace(1e-8, 1e8, 33), 10.0, 1e-2, 10.0),
 ]
 
 
 def _check_weights(losses: np.ndarray, alpha: float, rho: float, lam: float) -> None:
-    import mpmath
+    from scipy.special import softmax
 
     w = kl_dro.proposed_weights(losses, alpha, math.log(rho), lam)
     assert np.all(w >= 0) and np.all(w * rho <= 1.0 + 4e-16), f"weight above 1/rho: max w rho = {np.max(w * rho)!r}"
-    s = (losses - alpha) / lam  # exact reference: e^s / (1 + rho e^s), in 40 digits
-    mpmath.mp.dps = 40
-    exact = np.array([float(mpmath.e ** mpmath.mpf(v) / (1 + mpmath.mpf(rho) * mpmath.e ** mpmath.mpf(v))) for v in s])
-    assert np.allclose(w, exact, rtol=1e-12, atol=0), f"weights {w} vs e^s/(1 + rho e^s) {exact} (s = {s}, rho = {rho})"
+    s = (losses - alpha) / lam
+    with np.errstate(over="ignore"):  # e^s / (1 + rho e^s) = 1 / (e^-s + rho); e^-s = inf where e^s underflows
+        reference = 1.0 / (np.exp(-s) + rho)
+    assert np.allclose(w, reference, rtol=1e-12, atol=1e-300), f"weights {w} vs e^s/(1 + rho e^s) {reference} (s = {s}, rho = {rho})"
     p = kl_dro.baseline_weights(losses, lam)
     assert np.all(p >= 0) and abs(float(np.sum(p)) - 1.0) <= 1e-13 * len(p), f"softmax weights {p} (sum {np.sum(p)!r})"
-    e = np.array([mpmath.e ** mpmath.mpf(v / lam) for v in losses])
-    assert np.allclose(p, np.array([float(v / sum(e)) for v in e]), rtol=1e-12, atol=1e-300), "not softmax(l / lambda)"
+    assert np.allclose(p, softmax(losses / lam), rtol=1e-12, atol=1e-300), "not softmax(l / lambda)"
+    rows = kl_dro.baseline_weights(np.stack([losses, losses[::-1], np.zeros_like(losses)]), lam)  # batched as in SGD
+    assert np.allclose(rows, np.stack([p, p[::-1], np.full_like(p, 1.0 / len(p))]), rtol=1e-12, atol=1e-300), "batched softmax differs per row"
 
 
 @pytest.mark.claim(L5, statement="weights-mechanism")

@@ -34,6 +34,27 @@ MUTANTS = [
         why="the batch weights exp(l_i - max l) without their normalisation",
     ),
     Mutant(
+        "kl-dro-softmax-over-seeds",
+        target="kernels.kl_dro:baseline_weights",
+        old="p = e / xp.sum(e, axis=-1, keepdims=True)",
+        new="p = e / xp.sum(e, axis=0, keepdims=True)",
+        why="the batched softmax normalised over the wrong axis of the (seeds, runs, batch) array",
+    ),
+    Mutant(
+        "kl-dro-baseline-uniform-weights",
+        target="kernels.kl_dro:baseline_weights",
+        old="    return p\n",
+        new="    return xp.ones_like(p) / p.shape[-1]\n",
+        why="the batch mean of the gradients (ERM's estimator) in place of the softmax-weighted sum",
+    ),
+    Mutant(
+        "kl-dro-gradient-factor-2-dropped",
+        target="kernels.kl_dro:sgd_runs",
+        old="grad_theta = 2.0 * xp.matmul(coef * r, X_b)",
+        new="grad_theta = xp.matmul(coef * r, X_b)",
+        why="d/dtheta (x theta - y)^2 = 2 r x without its factor 2 (half the stepsize)",
+    ),
+    Mutant(
         "kl-dro-momentum-dampened",
         target="kernels.kl_dro:nesterov_update",
         old="buf = momentum * buf + grad",
@@ -43,8 +64,8 @@ MUTANTS = [
     Mutant(
         "kl-dro-alpha-gradient-sign",
         target="kernels.kl_dro:sgd_runs",
-        old="1.0 - xp.sum(coef[:, n_base:, :], axis=-1)",
-        new="xp.sum(coef[:, n_base:, :], axis=-1) - 1.0",
+        old="grad_alpha = 1.0 - xp.sum(coef, axis=-1)",
+        new="grad_alpha = xp.sum(coef, axis=-1) - 1.0",
         why="the shift alpha moved up its gradient: d/dalpha of (19) is 1 - mean_B w_i",
     ),
     Mutant(

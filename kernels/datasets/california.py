@@ -7,6 +7,7 @@ forbidden; else raises DataUnavailable naming the file and the option.
 """
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
         with np.load(path, allow_pickle=False) as archive:
             names = tuple(str(n) for n in archive["feature_names"]) if "feature_names" in archive.files else FEATURE_NAMES
             data, target = np.asarray(archive["data"], dtype=np.float64), np.asarray(archive["target"], dtype=np.float64)
-    except (OSError, ValueError, KeyError, EOFError) as error:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise DataCorrupt(f"{path}: unreadable npz ({error})") from None
     if names != FEATURE_NAMES:
         raise DataCorrupt(f"{path}: feature names {names}, expected {FEATURE_NAMES}")

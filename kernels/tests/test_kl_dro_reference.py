@@ -53,7 +53,7 @@ def _torch_run(problem: kl_dro.Problem, batch: int, config: kl_dro.RunConfig, pe
 
 
 CASES = [  # (batch, steps): within an epoch at 10; across epoch ends and their partial batches at 100, 1000
-    (10, 300),
+    (10, 200),
     (100, 300),
     (1000, 63),
 ]
