@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import roots_hermite
 
 from kernels.backend import namespace, to_numpy
-from kernels.seeding import key_seed
+from kernels.seeding import key_seed, keyed_rng
 
 
 def component_energies(v: Any, means: Any, variances: Any, weights: Any, *, log_det: bool = True) -> Any:
@@ -134,9 +134,46 @@ def sample_hidden(v: Any, means: Any, variances: Any, weights: Any, draws: Keyed
     return xp.sum(below, axis=-1)
 
 
-def occupancy(labels: Any, k: int) -> Any:
+def sample_mixture(points: int, means: np.ndarray, variances: np.ndarray, weights: np.ndarray, key: str, dtype: str = "float64") -> tuple[np.ndarray, np.ndarray]:
+    """A labelled mixture sample: counts ~ Multinomial(points, pi) from the stream `key|counts`, labels
+    sorted by cluster, then v | h = e_k ~ N(mu_k, Sigma_k) from the stream `key|visible`."""
+    counts = keyed_rng(key + "|counts").multinomial(points, weights)
+    labels = np.repeat(np.arange(len(weights)), counts)
+    draws = KeyedNormalUniform(key + "|visible", dtype=dtype)
+    v = sample_visible(labels, means.astype(dtype), variances.astype(dtype), draws)
+    return v, labels
+
+
+def label_counts(labels: Any, k: int) -> Any:
+    """How many chains hold each label: (K,) int64, on the labels' device."""
     xp = namespace(labels)
-    return xp.mean(xp.astype(labels[:, None] == xp.arange(k, device=getattr(labels, "device", None)), xp.float64), axis=0)
+    onehot = labels[:, None] == xp.arange(k, device=getattr(labels, "device", None))
+    return xp.sum(xp.astype(onehot, xp.int64), axis=0)
+
+
+def gibbs_counts(
+    chains: int,
+    sweeps: int,
+    means: Any,
+    variances: Any,
+    weights: Any,
+    draws: KeyedNormalUniform,
+    *,
+    start: int = 0,
+) -> np.ndarray:
+    """Block Gibbs from every chain in cluster `start`; label counts after each sweep: (sweeps + 1, K) int64.
+
+    One sweep: v ~ p(v | h), then h ~ p(h | v), for all chains at once.
+    """
+    xp = namespace(means)
+    k = means.shape[0]
+    labels = xp.full((chains,), start, dtype=xp.int64, device=getattr(means, "device", None))
+    counts = [label_counts(labels, k)]
+    for sweep in range(sweeps):
+        v = sample_visible(labels, means, variances, draws)
+        labels = sample_hidden(v, means, variances, weights, draws)
+        counts.append(label_counts(labels, k))
+    return np.stack([to_numpy(c) for c in counts]).astype(np.int64)
 
 
 def gibbs_occupancy(
@@ -149,19 +186,37 @@ def gibbs_occupancy(
     *,
     start: int = 0,
 ) -> np.ndarray:
-    """Block Gibbs from every chain in cluster `start`; occupancy after each sweep: (sweeps + 1, K).
+    """Occupancy after each sweep, the fractions of `gibbs_counts`: (sweeps + 1, K) float64."""
+    return gibbs_counts(chains, sweeps, means, variances, weights, draws, start=start) / chains
 
-    One sweep: v ~ p(v | h), then h ~ p(h | v), for all chains at once.
+
+def gibbs_counts_chunked(
+    chains: int,
+    sweeps: int,
+    means: Any,
+    variances: Any,
+    weights: Any,
+    key: str,
+    *,
+    chunk: int,
+    backend: str = "numpy",
+    device: str = "cpu",
+    dtype: str = "float64",
+    start: int = 0,
+) -> np.ndarray:
+    """`gibbs_counts` over `chains` chains run `chunk` at a time (memory bounded by the chunk), chunk c
+    drawing from the stream `key|chunk=c`; the counts are summed: (sweeps + 1, K) int64.
+
+    The chains of different chunks are independent, so the summed counts are those of `chains`
+    independent chains, whatever the chunk size; the chunk size only decides which draws they get.
     """
-    xp = namespace(means)
-    k = means.shape[0]
-    labels = xp.full((chains,), start, dtype=xp.int64, device=getattr(means, "device", None))
-    trace = [occupancy(labels, k)]
-    for _ in range(sweeps):
-        v = sample_visible(labels, means, variances, draws)
-        labels = sample_hidden(v, means, variances, weights, draws)
-        trace.append(occupancy(labels, k))
-    return np.stack([to_numpy(t) for t in trace])
+    if chains <= 0 or chunk <= 0:
+        raise ValueError(f"chains and chunk must be positive, got {chains} and {chunk}")
+    total = np.zeros((sweeps + 1, means.shape[0]), dtype=np.int64)
+    for index, first in enumerate(range(0, chains, chunk)):
+        draws = KeyedNormalUniform(f"{key}|chunk={index}", backend, device, dtype)
+        total += gibbs_counts(min(chunk, chains - first), sweeps, means, variances, weights, draws, start=start)
+    return total
 
 
 # ---------------------------------------------------------------------------------------------

@@ -412,6 +412,7 @@ def paired_cell(
     lloyd_run = lloyd(gram, initial, k, route="gram")
     hartigan_run = hartigan(gram, initial, k, route="gram")
     dist, count = sq_distances_gram(gram, hartigan_run.labels, k)
+    trace = xp_sum_diagonal(gram)
     return {
         "lloyd_initial_fixed": to_numpy(lloyd_run.initial_fixed),
         "hartigan_initial_fixed": to_numpy(hartigan_run.initial_fixed),
@@ -424,4 +425,11 @@ def paired_cell(
         "start_nmi": nmi(truth, initial),
         "hartigan_endpoint_lloyd_fixed": to_numpy(is_lloyd_fixed(dist, hartigan_run.labels)),
         "hartigan_endpoint_hartigan_fixed": to_numpy(is_hartigan_fixed(dist, hartigan_run.labels, count)),
+        "data_fingerprint": to_numpy(trace),  # trace of G per trial: distinct trials have distinct data
     }
+
+
+def xp_sum_diagonal(gram: Any) -> Any:
+    """trace(G) per trial (T,)."""
+    xp = namespace(gram)
+    return xp.sum(xp.linalg.diagonal(gram), axis=-1)

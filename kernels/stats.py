@@ -45,19 +45,24 @@ def cochran_armitage_increasing(successes: np.ndarray, trials: np.ndarray, score
     return z, float(stats.norm.sf(z))
 
 
+def adjacent_drop_pvalues(successes: np.ndarray, trials: np.ndarray) -> np.ndarray:
+    """One-sided Fisher exact p-value, for each adjacent pair (i, i+1), that the rate at i exceeds
+    the rate at i+1: (len - 1,) float64."""
+    x = np.asarray(successes, dtype=np.int64)
+    m = np.asarray(trials, dtype=np.int64)
+    out = np.empty(max(len(x) - 1, 0), dtype=np.float64)
+    for i in range(len(out)):
+        table = [[x[i], m[i] - x[i]], [x[i + 1], m[i + 1] - x[i + 1]]]
+        out[i] = stats.fisher_exact(table, alternative="greater").pvalue
+    return out
+
+
 def significant_drops(successes: np.ndarray, trials: np.ndarray, alpha: float) -> list[tuple[int, float]]:
     """Adjacent pairs (i, i+1) where the rate drops significantly (one-sided Fisher exact test,
     Bonferroni over the pairs): [(i, p-value)]."""
-    x = np.asarray(successes, dtype=np.int64)
-    m = np.asarray(trials, dtype=np.int64)
-    pairs = len(x) - 1
-    drops = []
-    for i in range(pairs):
-        table = [[x[i], m[i] - x[i]], [x[i + 1], m[i + 1] - x[i + 1]]]
-        p = stats.fisher_exact(table, alternative="greater").pvalue
-        if p * pairs < alpha:
-            drops.append((i, float(p)))
-    return drops
+    pvalues = adjacent_drop_pvalues(successes, trials)
+    pairs = len(pvalues)
+    return [(i, float(p)) for i, p in enumerate(pvalues) if p * pairs < alpha]
 
 
 def mean_lower_bound(values: np.ndarray, confidence: float) -> float:
