@@ -32,9 +32,15 @@ def _torch_run(problem: kl_dro.Problem, batch: int, config: kl_dro.RunConfig, pe
     alpha = torch.zeros((), dtype=torch.float64, requires_grad=True)
     params = [theta] if config.rho is None else [theta, alpha]
     optimizer = torch.optim.SGD(params, lr=config.eta, momentum=0.9, nesterov=True)
-    lam, done = problem.lam, 0
+    lam = problem.lam
+    with kl_dro.torch_single_thread():
+        return _steps(X, y, theta, alpha, optimizer, lam, batch, config, perms, steps, problem.n)
+
+
+def _steps(X, y, theta, alpha, optimizer, lam: float, batch: int, config: kl_dro.RunConfig, perms: np.ndarray, steps: int, n: int):
+    done = 0
     for perm in perms:
-        for part in kl_dro.batch_slices(problem.n, batch):
+        for part in kl_dro.batch_slices(n, batch):
             index = torch.as_tensor(perm[part])
             losses = (X[index] @ theta - y[index]) ** 2
             if config.rho is None:
