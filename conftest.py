@@ -2,5 +2,6 @@
 pytest_plugins = [
     "fixtures.options",
     "fixtures.seeding",
+    "fixtures.uot_dro",
     "pytester",
 ]
