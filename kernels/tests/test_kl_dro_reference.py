@@ -158,3 +158,46 @@ def test_cuda_backend_agrees_with_numpy(problem):
     if not cuda_available():
         pytest.skip("no CUDA device (torch.cuda.is_available() is False)")
     assert _backends_agree(problem, "cuda") <= 1e-10
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class _MemoryCheckpoint:
+    """pytest_claims.store.Checkpoint's interface, in memory; can interrupt the run right after a save."""
+
+    def __init__(self, every: int, interrupt: bool) -> None:
+        self.every, self.interrupt, self.state = every, interrupt, None
+
+    def due(self, step: int) -> bool:
+        return step > 0 and step % self.every == 0
+
+    def load(self):
+        import copy
+
+        return copy.deepcopy(self.state)
+
+    def save(self, state) -> None:
+        import copy
+
+        self.state = copy.deepcopy(state)
+        if self.interrupt:
+            raise _Interrupted
+
+
+@pytest.mark.smoke
+def test_resumed_run_equals_uninterrupted_run(problem):
+    streams = kl_dro.KeyedStreams([f"kl-dro-reference|resume|{s}" for s in range(2)])
+    # two that diverge: one leaves the program before the checkpoint (epoch 3), one after it (epoch 4)
+    configs = CONFIGS + [kl_dro.RunConfig(1.0, None), kl_dro.RunConfig(0.1, 1e-4)]
+    whole = kl_dro.sgd_runs(problem, 1000, configs, streams, 5, record_every=1)
+    checkpoint = _MemoryCheckpoint(every=3, interrupt=True)
+    with pytest.raises(_Interrupted):
+        kl_dro.sgd_runs(problem, 1000, configs, streams, 5, record_every=1, checkpoint=checkpoint)
+    assert checkpoint.state["step"] == 3 and len(checkpoint.state["active"]) == len(configs) - 1
+    checkpoint.interrupt = False
+    resumed = kl_dro.sgd_runs(problem, 1000, configs, streams, 5, record_every=1, checkpoint=checkpoint)
+    np.testing.assert_array_equal(whole["first_nonfinite_epoch"][:, -2:], [[3, 4], [3, 4]])
+    for name in ("theta", "alpha", "objective", "finite", "first_nonfinite_epoch", "peak_loss"):
+        np.testing.assert_array_equal(resumed[name], whole[name], err_msg=name)
