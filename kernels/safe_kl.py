@@ -223,10 +223,14 @@ def cvar_variational(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.nda
     return np.min(np.stack(direct), axis=0)
 
 
-def cvar_tail_average(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """(1/rho) x (the mean of phi over the top rho of mu's mass, splitting the boundary atom) (B,)."""
-    rho = np.asarray(rho, dtype=np.float64).reshape(-1, 1)
-    values, weights = _sorted_desc(phi, mu)
-    before = _exclusive_cumsum(weights)
-    taken = np.clip(rho - before, 0.0, weights)
-    return np.sum(taken * values, axis=-1) / rho[:, 0]
+def cvar_tail_average(phi: Any, mu: Any, rho: Any) -> Any:
+    """(1/rho) x (the integral of phi over the top rho of mu's mass, splitting the boundary atom) (B,).
+
+    NumPy or torch (CPU or CUDA): a stable descending sort and an exclusive running sum of the weights."""
+    xp = namespace(phi, mu)
+    rho = _as_rho(phi, rho)
+    order = xp.argsort(-phi, axis=-1, stable=True)
+    values, weights = xp.take_along_axis(phi, order, axis=-1), xp.take_along_axis(mu, order, axis=-1)
+    before = xp.cumulative_sum(weights, axis=-1, include_initial=True)[..., :-1]  # weight strictly before
+    taken = xp.minimum(xp.maximum(rho[:, None] - before, xp.zeros_like(before)), weights)
+    return xp.sum(taken * values, axis=-1) / rho

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -70,3 +71,85 @@ def slope_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     dof = x.shape[-1] - 2
     se = np.sqrt(np.sum(resid**2, axis=-1) / dof / np.sum(xc * xc, axis=-1))
     return slope, se
+
+
+# ---------------------------------------------------------------------------------------------
+# Closed forms the statements compare against [derived; see the registry provenance]
+
+
+def binary_entropy(rho):
+    """H(rho) = -rho ln rho - (1 - rho) ln(1 - rho), in nats: the largest excess of L3's band over
+    CVaR, in units of lambda/rho, at a given rho (attained at constant phi)."""
+    rho = np.asarray(rho, dtype=np.float64)
+    return -rho * np.log(rho) - (1.0 - rho) * np.log1p(-rho)
+
+
+def h_counting(rho):
+    """h(rho) = [1 + ((1 - rho)/rho) ln(1 - rho)] / rho: the largest gap/rho of L1b under the counting
+    measure at a given rho (attained by one atom, approached with one dominant atom)."""
+    rho = np.asarray(rho, dtype=np.float64)
+    return (1.0 + (1.0 - rho) / rho * np.log1p(-rho)) / rho
+
+
+# ---------------------------------------------------------------------------------------------
+# The device sweep: L1's and L3's inequalities over many instances, batched and chunked on torch
+# (the gpu tier's 1e7 on CUDA; the same code at a tiny size on the CPU in every smoke run)
+
+DEVICE_SIZES = {"tiny": (1_000, 400), "nightly": (10_000_000, 250_000)}  # (instances, chunk); tiny ends on a partial chunk
+DEVICE_TIERS = [pytest.param("tiny", marks=pytest.mark.smoke), pytest.param("nightly", marks=pytest.mark.gpu)]
+
+
+def sweep_device(options, tier: str) -> str:
+    """The nightly runs on CUDA (the gpu tier is skipped without it); tiny runs where --backend torch
+    --device points, else on the CPU."""
+    if tier == "nightly":
+        return "cuda"
+    return options.device if options.backend == "torch" else "cpu"
+
+
+def device_sweep(seed: int, tier: str, device: str) -> dict:
+    """Counts and extremes over the sweep's instances (result store): L1's F_rho <= F and L3's band
+    and its entropy bound, each instance checked to the solver's rounding; the device the tensors
+    were on is part of the result."""
+    import sys
+
+    count, chunk = DEVICE_SIZES[tier]
+
+    def compute(_):
+        import torch
+
+        acc = {"instances": 0, "nonfinite": 0, "f_rho_above_f": 0, "printed_direction_violations": 0, "min_relative_slack": math.inf,
+               "band_below": 0, "band_above": 0, "above_entropy_bound": 0, "max_needed_constant": -math.inf, "max_needed_over_entropy": -math.inf}
+        used = None
+        for start in range(0, count, chunk):
+            phi, mu, rho, lam = families.device_instances(seed, tier, start, min(chunk, count - start), device)
+            used = phi.device.type
+            f, f_rho = sk.logsumexp_weighted(phi, mu), sk.f_rho_value(phi, mu, rho)
+            middle = lam * sk.f_rho_value(phi / lam[:, None], mu, rho) - lam * (torch.log(rho) - 1.0)
+            cvar = sk.cvar_tail_average(phi, mu, rho)
+            width = lam / rho
+            slack = (f - f_rho) / torch.clamp(torch.abs(f), min=1.0)
+            rounding = ROUNDING * (torch.clamp(torch.abs(cvar), min=1.0) + torch.abs(middle))
+            needed = (middle - cvar) / width
+            entropy = -rho * torch.log(rho) - (1.0 - rho) * torch.log1p(-rho)
+            finite = torch.isfinite(f) & torch.isfinite(f_rho) & torch.isfinite(middle) & torch.isfinite(cvar)
+            part = {
+                "instances": len(rho),
+                "nonfinite": int((~finite).sum()),
+                "f_rho_above_f": int((slack < -ROUNDING).sum()),
+                "printed_direction_violations": int((f > f_rho).sum()),
+                "band_below": int((middle - cvar < -rounding).sum()),
+                "band_above": int((cvar + width - middle < -rounding).sum()),
+                "above_entropy_bound": int((needed - entropy > rounding / width).sum()),
+            }
+            for name, value in part.items():
+                acc[name] += value
+            acc["min_relative_slack"] = min(acc["min_relative_slack"], float(slack.min()))
+            acc["max_needed_constant"] = max(acc["max_needed_constant"], float(needed.max()))
+            acc["max_needed_over_entropy"] = max(acc["max_needed_over_entropy"], float((needed / entropy).max()))
+        acc.update(device=used, chunk=chunk, max_atoms=families.DEVICE_MAX_ATOMS)
+        return acc
+
+    return current_store().get_or_compute(
+        "lse/device-sweep", dict(seed=seed, tier=tier, device=device, count=count, chunk=chunk), compute, code=[sk, families, seeding, sys.modules[__name__]]
+    )
