@@ -127,19 +127,24 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     if not ran:
         reasons = sorted({r.reason for r in runs if r.reason})
         return "not run", "; ".join(reasons) if reasons else "every test skipped"
-    printed_refuted = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
-    if printed_refuted:
-        return "falsified", "refuted as printed: " + ", ".join(printed_refuted)
+    def decisive(run: StatementRun) -> bool:
+        return run.tier in claim.statements[run.statement].decisive_tiers or run.tier == "any"
+
+    printed = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
+    if any(r.statement in printed and decisive(r) for r in ran):
+        return "falsified", "refuted as printed: " + ", ".join(s for s in printed if any(r.statement == s and decisive(r) for r in ran))
     missing, skipped = [], []
     for name, statement in claim.statements.items():
         if not statement.required:
             continue
-        if not any(r.statement == name and (r.tier in statement.decisive_tiers or r.tier == "any") for r in ran):
+        if not any(r.statement == name and decisive(r) for r in ran):
             missing.append(name)
             if any(r.statement == name and r.outcome == SKIPPED for r in runs):
                 skipped.append(name)
     if missing:
         reason = "not run at a decisive scale: " + ", ".join(missing)
+        if printed:
+            reason = "refuted as printed at reduced scale (" + ", ".join(printed) + "); " + reason
         if skipped:
             reason += " (skipped: " + ", ".join(skipped) + ")"
         return "reduced scale", reason

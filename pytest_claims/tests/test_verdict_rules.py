@@ -70,8 +70,12 @@ def test_selection_and_exercise():
 
 
 @pytest.mark.smoke
-def test_printed_refutation_falsifies():
+def test_printed_refutation_falsifies_at_a_decisive_tier_only():
     assert claim_verdict(PRINTED, ClaimInputs(FULL_SET, ALL, True)) == ("falsified", "refuted as printed: converse")
+    reduced = replace(PRINTED, statements=dict(PRINTED.statements, converse=replace(PRINTED.statements["converse"], decisive_tiers=("full",))))
+    smoke_only = [run("main", "held", "smoke"), run("scale", "held", "smoke"), run("converse", "refuted", "smoke")]
+    verdict, reason = claim_verdict(reduced, ClaimInputs(smoke_only, ALL, True))
+    assert verdict == "reduced scale" and "refuted as printed at reduced scale (converse)" in reason
 
 
 def killed(name: str, flag: bool = True) -> dict:
