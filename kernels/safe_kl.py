@@ -226,11 +226,18 @@ def cvar_variational(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.nda
 def cvar_tail_average(phi: Any, mu: Any, rho: Any) -> Any:
     """(1/rho) x (the integral of phi over the top rho of mu's mass, splitting the boundary atom) (B,).
 
-    NumPy or torch (CPU or CUDA): a stable descending sort and an exclusive running sum of the weights."""
+    NumPy or torch (CPU or CUDA): a stable descending sort and an exclusive running sum of the weights.
+    On torch the running sum is a product with a strictly triangular matrix (O(n^2) per instance, for
+    the device sweep's few atoms): torch.cumsum has no deterministic CUDA kernel, and the gpu tier runs
+    with deterministic algorithms only; the CPU takes the same path, so smoke tests it."""
     xp = namespace(phi, mu)
     rho = _as_rho(phi, rho)
     order = xp.argsort(-phi, axis=-1, stable=True)
     values, weights = xp.take_along_axis(phi, order, axis=-1), xp.take_along_axis(mu, order, axis=-1)
-    before = xp.cumulative_sum(weights, axis=-1, include_initial=True)[..., :-1]  # weight strictly before
+    if isinstance(phi, np.ndarray):
+        before = xp.cumulative_sum(weights, axis=-1, include_initial=True)[..., :-1]  # weight strictly before
+    else:
+        index = xp.arange(weights.shape[-1], device=weights.device)
+        before = weights @ xp.astype(index[:, None] < index[None, :], weights.dtype)  # weight strictly before
     taken = xp.minimum(xp.maximum(rho[:, None] - before, xp.zeros_like(before)), weights)
     return xp.sum(taken * values, axis=-1) / rho

@@ -83,7 +83,7 @@ def _backend_agreement(device: str) -> float:
     batch = random_instances(7, "torch-reference", 500)
     args = [torch.as_tensor(x, device=device) for x in (batch.phi, batch.mu, batch.rho)]
     worst = 0.0
-    for fn in (sk.f_rho_value, sk.optimal_shift, sk.logsumexp_weighted):
+    for fn in (sk.f_rho_value, sk.optimal_shift, sk.logsumexp_weighted, sk.cvar_tail_average):
         ours = fn(batch.phi, batch.mu, batch.rho) if fn is not sk.logsumexp_weighted else fn(batch.phi, batch.mu)
         theirs = fn(*args) if fn is not sk.logsumexp_weighted else fn(*args[:2])
         worst = max(worst, float(np.max(np.abs(theirs.cpu().numpy() - ours) / np.maximum(1.0, np.abs(ours)))))
@@ -98,3 +98,20 @@ def test_numpy_and_torch_solvers_agree():
 @pytest.mark.gpu
 def test_cuda_solver_agrees_with_numpy():
     assert _backend_agreement("cuda") <= 1e-12
+
+
+@pytest.mark.smoke
+def test_device_instances_are_valid_and_keyed():
+    """The device sweep's generator (torch, CPU here): probability weights with zero-weight padding,
+    finite phi, rho and lambda in range, every family present; the same key gives the same instances."""
+    from fixtures.safe_kl import device_instances
+
+    phi, mu, rho, lam = device_instances(5, "reference", 10, 300, "cpu", max_atoms=16)
+    again = device_instances(5, "reference", 10, 300, "cpu", max_atoms=16)
+    assert all(bool((a == b).all()) for a, b in zip((phi, mu, rho, lam), again))
+    assert bool(((mu.sum(dim=1) - 1).abs() <= 1e-12).all()) and bool((mu >= 0).all())
+    assert bool(phi.isfinite().all()) and bool(((rho >= 1e-4) & (rho <= 0.99)).all()) and bool(((lam >= 1e-3) & (lam <= 30)).all())
+    padding = mu == 0
+    assert bool((phi[padding] == phi[:, :1].expand_as(phi)[padding]).all())
+    other = device_instances(5, "reference", 310, 300, "cpu", max_atoms=16)[0]
+    assert not bool((other == phi).all())
