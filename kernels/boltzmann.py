@@ -6,9 +6,10 @@ array-api-compat; random draws come from keyed generators (NumPy PCG64, or a see
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from scipy.special import roots_hermite
@@ -190,6 +191,23 @@ def gibbs_occupancy(
     return gibbs_counts(chains, sweeps, means, variances, weights, draws, start=start) / chains
 
 
+@contextlib.contextmanager
+def torch_cpu_single_thread(backend: str, device: str) -> Iterator[None]:
+    """torch on one CPU thread for the block when it computes on the CPU (a chunk's per-sweep tensors
+    are small, where more threads only spin); nothing changes on CUDA or NumPy."""
+    if backend != "torch" or not device.startswith("cpu"):
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def gibbs_counts_chunked(
     chains: int,
     sweeps: int,
@@ -213,9 +231,10 @@ def gibbs_counts_chunked(
     if chains <= 0 or chunk <= 0:
         raise ValueError(f"chains and chunk must be positive, got {chains} and {chunk}")
     total = np.zeros((sweeps + 1, means.shape[0]), dtype=np.int64)
-    for index, first in enumerate(range(0, chains, chunk)):
-        draws = KeyedNormalUniform(f"{key}|chunk={index}", backend, device, dtype)
-        total += gibbs_counts(min(chunk, chains - first), sweeps, means, variances, weights, draws, start=start)
+    with torch_cpu_single_thread(backend, device):
+        for index, first in enumerate(range(0, chains, chunk)):
+            draws = KeyedNormalUniform(f"{key}|chunk={index}", backend, device, dtype)
+            total += gibbs_counts(min(chunk, chains - first), sweeps, means, variances, weights, draws, start=start)
     return total
 
 

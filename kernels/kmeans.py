@@ -16,8 +16,9 @@ no mean (Lloyd never assigns to it; Hartigan may move a point into it at cost 0)
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -433,3 +434,83 @@ def xp_sum_diagonal(gram: Any) -> Any:
     """trace(G) per trial (T,)."""
     xp = namespace(gram)
     return xp.sum(xp.linalg.diagonal(gram), axis=-1)
+
+
+def explicit_cell(
+    master_seed: int,
+    dimension: int,
+    sigma2: float,
+    trials: int,
+    *,
+    backend: str = "numpy",
+    device: str = "cpu",
+    chunk: int | None = None,
+    k: int = 2,
+    n: int = 40,
+    tau2: float = 1.0,
+) -> dict[str, Any]:
+    """Both algorithms on the seed script's own data by the explicit route (its arithmetic, O(n k d) per
+    step), from the random partition, in float64, `chunk` trials at a time so that memory stays at
+    chunk x n x d; and the same data through the Gram route, whose labels must be the explicit ones.
+
+    The data are drawn on the host (NumPy, bit for bit the seed's) and moved to the device chunk by
+    chunk. Returns per-trial NumPy arrays, and the device the arrays were computed on.
+    """
+    chunk = chunk or trials
+    if chunk <= 0 or trials <= 0:
+        raise ValueError(f"trials and chunk must be positive, got {trials} and {chunk}")
+    with torch_cpu_single_thread(backend, device):
+        return _explicit_cell(master_seed, dimension, sigma2, trials, backend, device, chunk, k, n, tau2)
+
+
+@contextlib.contextmanager
+def torch_cpu_single_thread(backend: str, device: str) -> Iterator[None]:
+    """torch on one CPU thread for the block when it computes on the CPU: the explicit route's steps
+    are many small tensors, where more threads only spin (ten times slower on a loaded 2-core box)."""
+    if backend != "torch" or not device.startswith("cpu"):
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _explicit_cell(master_seed, dimension, sigma2, trials, backend, device, chunk, k, n, tau2) -> dict[str, Any]:
+    from kernels.backend import to_backend
+
+    parts: list[dict[str, np.ndarray]] = []
+    used_device = ""
+    for first in range(0, trials, chunk):
+        indices = list(range(first, min(first + chunk, trials)))
+        host, truth, partition = make_trials(master_seed, dimension, sigma2, indices, k=k, n=n, tau2=tau2)
+        data = to_backend(host, backend, device)
+        del host
+        used_device = str(getattr(data, "device", "cpu"))
+        start = to_backend(partition, backend, device)
+        lloyd_x = lloyd(data, start, k, route="explicit")
+        hartigan_x = hartigan(data, start, k, route="explicit")
+        gram = gram_matrix(data)
+        del data
+        lloyd_g = lloyd(gram, start, k, route="gram")
+        hartigan_g = hartigan(gram, start, k, route="gram")
+        parts.append(
+            {
+                "lloyd_initial_fixed": to_numpy(lloyd_x.initial_fixed),
+                "hartigan_initial_fixed": to_numpy(hartigan_x.initial_fixed),
+                "lloyd_converged": to_numpy(lloyd_x.converged),
+                "hartigan_converged": to_numpy(hartigan_x.converged),
+                "lloyd_nmi": nmi(truth, lloyd_x.labels),
+                "hartigan_nmi": nmi(truth, hartigan_x.labels),
+                "gram_lloyd_agrees": np.all(to_numpy(lloyd_g.labels) == to_numpy(lloyd_x.labels), axis=1),
+                "gram_hartigan_agrees": np.all(to_numpy(hartigan_g.labels) == to_numpy(hartigan_x.labels), axis=1),
+                "data_fingerprint": to_numpy(xp_sum_diagonal(gram)),
+            }
+        )
+    out: dict[str, Any] = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    out["device"] = used_device
+    return out

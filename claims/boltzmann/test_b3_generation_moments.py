@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_claims import statement_holds
+from pytest_claims import statement_allclose, statement_holds
 from claims.boltzmann.common import ALPHA, B3, TIERS, clustering_data
 from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI
 from kernels import boltzmann as bm
@@ -23,10 +23,13 @@ def test_component_means_and_variances(options, evidence, tier):
     k, d = CLUSTER_MEANS.shape
     level = ALPHA / (2 * k * d)
     worst_mean, worst_var, smallest_p = 0.0, 0.0, 1.0
+    means, variances = [], []
     for c in range(k):
         block = v[labels == c]
         n = len(block)
         mean, var = block.mean(axis=0), block.var(axis=0, ddof=1)
+        means.append(mean)
+        variances.append(var)
         worst_mean = max(worst_mean, float(np.max(np.abs(mean - CLUSTER_MEANS[c]))))
         worst_var = max(worst_var, float(np.max(np.abs(var / CLUSTER_VARIANCES[c] - 1))))
         z = (mean - CLUSTER_MEANS[c]) / np.sqrt(CLUSTER_VARIANCES[c] / n)
@@ -36,7 +39,8 @@ def test_component_means_and_variances(options, evidence, tier):
         smallest_p = min(smallest_p, float(p_mean.min()), float(p_var.min()))
     evidence.headline(max_mean_error=worst_mean, max_relative_variance_error=worst_var, smallest_p=smallest_p)
     evidence.record(points=len(v), bonferroni_level=level)
-    statement_holds(worst_mean <= 0.06 and worst_var <= 0.12, f"tutorial tolerances: mean {worst_mean:.4f}, variance {worst_var:.4f}")
+    statement_allclose(np.array(means), CLUSTER_MEANS, rtol=0, atol=0.06, what="per-cluster sample means (tutorial tolerance)")
+    statement_allclose(np.array(variances), CLUSTER_VARIANCES, rtol=0.12, atol=0, what="per-cluster sample variances (tutorial tolerance)")
     statement_holds(smallest_p >= level, f"an exact bound rejects: p = {smallest_p:.3g} < {level:.3g}")
 
 
@@ -49,7 +53,7 @@ def test_label_proportions(options, evidence, tier):
     p = float(stats.chisquare(counts, PI * counts.sum()).pvalue)
     evidence.headline(max_proportion_error=float(np.max(np.abs(props - PI))), chi2_p=p)
     evidence.record(counts=counts, proportions=props)
-    statement_holds(np.max(np.abs(props - PI)) <= 0.025, f"proportions {props} vs pi {PI}")
+    statement_allclose(props, PI, rtol=0, atol=0.025, what="label proportions vs pi")
     statement_holds(p >= ALPHA, f"multinomial goodness of fit rejects: p = {p:.3g}")
 
 
@@ -59,10 +63,23 @@ def test_pooled_mixture_moments(options, evidence, tier):
     v, _ = clustering_data(options.seed, tier)
     mean, var = bm.mixture_moments(CLUSTER_MEANS, CLUSTER_VARIANCES, PI)
     got_mean, got_var = v.mean(axis=0), v.var(axis=0)
-    # The labels are drawn multinomially, so the pooled mean is exactly an average of mixture draws.
+    # The labels are drawn multinomially, so the pooled sample is exactly i.i.d. mixture draws: its
+    # mean and variance are asymptotically normal with variances var / N and (mu4 - var^2) / N.
     z = (got_mean - mean) / np.sqrt(var / len(v))
     p = float(np.min(2 * stats.norm.sf(np.abs(z))))
+    mu4 = _mixture_fourth_central_moment(CLUSTER_MEANS, CLUSTER_VARIANCES, PI, mean)
+    z_var = (got_var - var) / np.sqrt((mu4 - var**2) / len(v))
+    p_var = float(np.min(2 * stats.norm.sf(np.abs(z_var))))
     evidence.headline(max_mean_error=float(np.max(np.abs(got_mean - mean))), max_relative_variance_error=float(np.max(np.abs(got_var / var - 1))))
-    evidence.record(analytic_mean=mean, analytic_variance=var, sample_mean=got_mean, sample_variance=got_var, mean_p=p, points=len(v))
-    statement_holds(np.max(np.abs(got_mean - mean)) <= 0.08 and np.max(np.abs(got_var / var - 1)) <= 0.05, "tutorial tolerances missed")
+    evidence.record(analytic_mean=mean, analytic_variance=var, sample_mean=got_mean, sample_variance=got_var, mean_p=p, variance_p=p_var, points=len(v))
+    statement_allclose(got_mean, mean, rtol=0, atol=0.08, what="pooled mean vs the mixture's (tutorial tolerance)")
+    statement_allclose(got_var, var, rtol=0.05, atol=0, what="pooled variance vs the mixture's (tutorial tolerance)")
     statement_holds(p >= ALPHA / 2, f"pooled mean outside its exact bound: p = {p:.3g}")
+    statement_holds(p_var >= ALPHA / 2, f"pooled variance outside its 99.9% bound: p = {p_var:.3g} (z = {z_var})")
+
+
+def _mixture_fourth_central_moment(means, variances, weights, centre):
+    """E (X_i - m_i)^4 per coordinate for the mixture: sum_k pi_k (delta^4 + 6 delta^2 s^2 + 3 s^4),
+    delta = mu_ki - m_i, s^2 = sigma_ki^2 (the normal's central moments about a shifted point)."""
+    delta = means - centre
+    return weights @ (delta**4 + 6 * delta**2 * variances + 3 * variances**2)

@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from pytest_claims import statement_holds
+from pytest_claims import statement_allclose, statement_holds
 from claims.boltzmann.common import B5
 from kernels import boltzmann as bm
 
@@ -23,11 +23,13 @@ def _onehot_probs(k, lam):
 @pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="enumeration-equals-closed-form")
 def test_enumeration_equals_closed_form(evidence):
-    worst = max(abs(_onehot_probs(k, lam).sum() - bm.wta_onehot_mass_closed_form(k, lam)) for k in range(2, 7) for lam in LAMBDAS)
+    enumerated = np.array([[_onehot_probs(k, lam).sum() for lam in LAMBDAS] for k in range(2, 7)])
+    closed = np.array([[bm.wta_onehot_mass_closed_form(k, lam) for lam in LAMBDAS] for k in range(2, 7)])
+    worst = float(np.max(np.abs(enumerated - closed)))
     mass, each = _onehot_probs(3, 4.0).sum(), _onehot_probs(3, 4.0)
-    evidence.headline(onehot_mass_lambda4=float(mass), each_state_lambda4=float(each[0]), max_closed_form_error=float(worst))
+    evidence.headline(onehot_mass_lambda4=float(mass), each_state_lambda4=float(each[0]), max_closed_form_error=worst)
     evidence.record(printed_mass=0.976161, printed_each=0.325387)
-    statement_holds(worst <= 1e-12, f"enumeration and closed form differ by {worst:.3g}")
+    statement_allclose(enumerated, closed, rtol=0, atol=1e-12, what="enumerated one-hot mass vs closed form (K = 2..6 by lambda)")
     statement_holds(round(float(mass), 6) == 0.976161 and np.all(np.round(each, 6) == 0.325387), f"lambda = 4: mass {mass!r}, each {each}")
 
 
@@ -36,31 +38,65 @@ def test_enumeration_equals_closed_form(evidence):
 def test_equal_split(evidence):
     worst = max(float(np.ptp(_onehot_probs(k, lam))) for k in range(2, 7) for lam in LAMBDAS)
     evidence.headline(max_spread=worst)
-    statement_holds(worst <= 1e-12, f"one-hot states differ by {worst:.3g}")
+    for k in range(2, 7):
+        probs = np.array([_onehot_probs(k, lam) for lam in LAMBDAS])  # (lambdas, K)
+        statement_allclose(probs, np.broadcast_to(probs.mean(axis=1, keepdims=True), probs.shape), rtol=0, atol=1e-12, what=f"one-hot states vs their mean, K={k}")
+
+
+def _exponent_coefficients(k: int) -> np.ndarray:
+    """c_s with p_s / p_onehot = e^(-c_s lambda), read off the kernel's enumerated probabilities at
+    lambda = 1 for every state s that is not one-hot; checked to hold at lambda = 2, 5 and 10 too."""
+    probs, states = bm.wta_enumerated(k, 1.0)
+    onehot = states.sum(axis=1) == 1
+    coefficients = np.log(probs[onehot][0]) - np.log(probs[~onehot])
+    for lam in (2.0, 5.0, 10.0):
+        p, _ = bm.wta_enumerated(k, lam)
+        assert np.allclose(np.log(p[onehot][0]) - np.log(p[~onehot]), coefficients * lam, rtol=1e-9, atol=1e-9), (
+            f"K={k}: log-odds against a one-hot state are not linear in lambda"
+        )
+    return coefficients
 
 
 @pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="monotone-in-lambda")
 def test_mass_increases_with_lambda(evidence):
     smallest_step = min(float(np.min(np.diff([_onehot_probs(k, lam).sum() for lam in LAMBDAS]))) for k in range(2, 7))
-    # Closed form: mass = K / (K + sum_{m != 1} C(K, m) e^(-lambda (m-1)^2)); every exponent coefficient
-    # (m-1)^2 is positive, so every term decreases in lambda and the mass increases strictly.
-    coefficients = [(m - 1) ** 2 for k in range(2, 7) for m in range(k + 1) if m != 1]
-    evidence.headline(smallest_increment=smallest_step, smallest_exponent_coefficient=min(coefficients))
-    statement_holds(min(coefficients) > 0 and smallest_step > 0, f"not increasing: smallest step {smallest_step:.3g}")
+    # The argument: every non-one-hot state s has p_s / p_onehot = e^(-c_s lambda) (the kernel's
+    # probabilities, checked linear in lambda); the one-hot mass is K / (K + sum_s e^(-c_s lambda)),
+    # which increases strictly in lambda exactly when every c_s > 0. The closed form gives
+    # c_s = (m - 1)^2 for a state with m ones: 1 for the empty state, 1, 4, 9, ... above.
+    coefficients = {k: _exponent_coefficients(k) for k in range(2, 7)}
+    smallest = min(float(c.min()) for c in coefficients.values())
+    evidence.headline(smallest_increment=smallest_step, smallest_exponent_coefficient=smallest)
+    evidence.record(exponent_coefficients_K3=sorted(np.round(coefficients[3], 12).tolist()))
+    statement_holds(smallest > 0, f"a non-one-hot state gains weight with lambda: smallest exponent coefficient {smallest:.3g}")
+    statement_holds(smallest_step > 0, f"not increasing on the grid: smallest step {smallest_step:.3g}")
 
 
 @pytest.mark.smoke  # scale-free (registry): exact, runs in every tier
 @pytest.mark.claim(B5, statement="limit-one")
 def test_mass_tends_to_one(evidence):
-    gaps = {}
+    """1 - mass is the kernel's mass off the one-hot states (summed directly, no cancellation); it
+    equals the 50-digit closed form and lies under (2^K - K) e^-lambda / K, so it tends to 0. Up to
+    lambda = 700 float64 holds e^-lambda; at lambda = 1000 the 50-digit value is checked against the
+    bound and the kernel's mass must have underflowed to exactly 0 off the one-hot states."""
+    gaps, kernel_gaps, references = {}, [], []
     with mpmath.workdps(50):
         for k in range(2, 7):
-            for lam in (10, 100, 1000):
+            for lam in (10, 100, 700, 1000):
                 rest = mpmath.fsum(math.comb(k, m) * mpmath.exp(-lam * (m - 1) ** 2) for m in range(k + 1) if m != 1)
                 gap = rest / (k + rest)  # = 1 - K / (K + rest), without the cancellation
                 bound = (2**k - k) * mpmath.exp(-lam) / k
-                gaps[f"K={k} lambda={lam}"] = float(gap)
+                probs, states = bm.wta_enumerated(k, float(lam))
+                kernel_gap = float(probs[states.sum(axis=1) != 1].sum())
+                gaps[f"K={k} lambda={lam}"] = {"kernel": kernel_gap, "50 digits": mpmath.nstr(gap, 10), "bound": mpmath.nstr(bound, 10)}
                 statement_holds(0 < gap <= bound, f"K={k}, lambda={lam}: 1 - mass = {gap} exceeds {bound}")
-    evidence.headline(gap_K3_lambda1000=gaps["K=3 lambda=1000"])
+                statement_holds(kernel_gap <= float(bound), f"K={k}, lambda={lam}: the kernel's 1 - mass {kernel_gap:.3g} exceeds {float(bound):.3g}")
+                if lam <= 700:
+                    kernel_gaps.append(kernel_gap)
+                    references.append(float(gap))
+                else:
+                    statement_holds(kernel_gap == 0.0, f"K={k}, lambda={lam}: e^-lambda underflows, yet the kernel keeps {kernel_gap:.3g} off the one-hot states")
+    evidence.headline(gap_K3_lambda700=gaps["K=3 lambda=700"]["kernel"], gap_K3_lambda1000_50_digits=gaps["K=3 lambda=1000"]["50 digits"])
     evidence.record(gaps=gaps)
+    statement_allclose(kernel_gaps, references, rtol=1e-10, what="kernel 1 - mass vs the 50-digit closed form (lambda <= 700)")

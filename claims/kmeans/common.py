@@ -1,9 +1,22 @@
 """What the K statement tests share: registry ids, rate summaries with bounds, the grid figure."""
 from __future__ import annotations
 
-import numpy as np
+import math
+from fractions import Fraction
 
-from kernels.stats import clopper_pearson_lower, clopper_pearson_upper, mean_lower_bound
+import numpy as np
+from numpy.testing import assert_allclose
+from scipy import stats
+
+from kernels.stats import (
+    adjacent_drop_pvalues,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    cochran_armitage_increasing,
+    mean_lower_bound,
+    sign_test_greater,
+    significant_drops,
+)
 
 K1 = "kmeans/hartigan-fixed-implies-lloyd-fixed"
 K2 = "kmeans/lloyd-stalls-at-random-partition"
@@ -11,22 +24,73 @@ K3 = "kmeans/hartigan-escapes"
 CONFIDENCE = 0.99
 
 
+# Every bound and p-value a K statement reads is checked where it is used against an equation that
+# does not share the helper's formula (the helper's own reference tests are in kernels/tests): a bound
+# at the wrong level or a p-value off by a factor stops the statement (AssertionError: the evidence is
+# broken, not the claim refuted), although the statement's threshold alone would not notice it.
+
+
 def rate(flags: np.ndarray) -> dict:
-    """A binomial rate with its one-sided 99% Clopper-Pearson bounds."""
+    """A binomial rate with its one-sided 99% Clopper-Pearson bounds, checked against their defining
+    equations P(X >= x | p = lower99) = 0.01 = P(X <= x | p = upper99)."""
     flags = np.asarray(flags, dtype=bool)
     hits, total = int(flags.sum()), int(flags.size)
-    return {
-        "successes": hits,
-        "trials": total,
-        "rate": hits / total,
-        "lower99": clopper_pearson_lower(hits, total, CONFIDENCE),
-        "upper99": clopper_pearson_upper(hits, total, CONFIDENCE),
-    }
+    lower, upper = clopper_pearson_lower(hits, total, CONFIDENCE), clopper_pearson_upper(hits, total, CONFIDENCE)
+    alpha = 1 - CONFIDENCE
+    if hits > 0:
+        assert_allclose(stats.binom.sf(hits - 1, total, lower), alpha, rtol=1e-6, err_msg=f"one-sided 99% lower bound of {hits}/{total}")
+    else:
+        assert lower == 0.0, f"the lower bound of 0/{total} must be 0, got {lower}"
+    if hits < total:
+        assert_allclose(stats.binom.cdf(hits, total, upper), alpha, rtol=1e-6, err_msg=f"one-sided 99% upper bound of {hits}/{total}")
+    else:
+        assert upper == 1.0, f"the upper bound of {total}/{total} must be 1, got {upper}"
+    return {"successes": hits, "trials": total, "rate": hits / total, "lower99": lower, "upper99": upper}
 
 
 def nmi_summary(values: np.ndarray) -> dict:
+    """Mean NMI with its one-sided 99% Student-t lower bound, checked against SciPy's one-sample t-test
+    (the bound is the mean the test rejects at exactly 1%)."""
     values = np.asarray(values, dtype=np.float64)
-    return {"mean": float(values.mean()), "lower99": mean_lower_bound(values, CONFIDENCE), "trials": int(values.size)}
+    lower = mean_lower_bound(values, CONFIDENCE)
+    if values.size >= 2 and np.ptp(values) > 0:
+        p = stats.ttest_1samp(values, lower, alternative="greater").pvalue
+        assert_allclose(p, 1 - CONFIDENCE, rtol=1e-6, err_msg="one-sided 99% t lower bound of the mean NMI")
+    elif values.size >= 2:
+        assert lower == values[0], f"NMI values all equal to {values[0]}: the bound must be that value, got {lower}"
+    return {"mean": float(values.mean()), "lower99": lower, "trials": int(values.size)}
+
+
+def sign_test(differences: np.ndarray) -> tuple[float, int, int]:
+    """One-sided sign test (kernels.stats), checked against the exact binomial tail in rationals."""
+    p, positive, negative = sign_test_greater(differences)
+    diff = np.asarray(differences, dtype=np.float64)
+    assert (positive, negative) == (int(np.sum(diff > 0)), int(np.sum(diff < 0))), "sign test counts"
+    n = positive + negative
+    exact = float(Fraction(sum(math.comb(n, j) for j in range(positive, n + 1)), 2**n)) if n else 1.0
+    assert_allclose(p, exact, rtol=1e-9, err_msg=f"sign test p-value, +{positive}/-{negative}")
+    return p, positive, negative
+
+
+def trend_test(successes: np.ndarray, trials: np.ndarray, scores: np.ndarray, drop_alpha: float) -> dict:
+    """Cochran-Armitage trend (z, p) and the Fisher drops between neighbours (kernels.stats), checked
+    against z^2 = N r^2 over the individual trials and against hypergeometric tails."""
+    successes, trials = np.asarray(successes, dtype=np.int64), np.asarray(trials, dtype=np.int64)
+    z, p = cochran_armitage_increasing(successes, trials, scores)
+    outcome = np.concatenate([np.r_[np.ones(x), np.zeros(m - x)] for x, m in zip(successes, trials)])
+    if 0 < outcome.sum() < outcome.size:
+        r = np.corrcoef(np.repeat(np.asarray(scores, dtype=np.float64), trials), outcome)[0, 1]
+        z_ref = math.sqrt(outcome.size) * r
+        assert_allclose([z, p], [z_ref, stats.norm.sf(z_ref)], rtol=1e-8, atol=1e-300, err_msg="Cochran-Armitage z and one-sided p")
+    else:
+        assert (z, p) == (0.0, 1.0), f"a constant outcome has no trend: got z={z}, p={p}"
+    pvalues = adjacent_drop_pvalues(successes, trials)
+    reference = [stats.hypergeom.sf(successes[i] - 1, trials[i] + trials[i + 1], successes[i] + successes[i + 1], trials[i]) for i in range(len(pvalues))]
+    assert_allclose(pvalues, reference, rtol=1e-9, atol=1e-300, err_msg="one-sided Fisher p-values of the drops")
+    drops = significant_drops(successes, trials, drop_alpha)
+    expected = [i for i, q in enumerate(reference) if q * len(reference) < drop_alpha]
+    assert [i for i, _ in drops] == expected, f"significant drops {drops}, Bonferroni over {len(reference)} pairs gives {expected}"
+    return {"z": z, "p": p, "drop_pvalues": pvalues.tolist(), "drops": drops}
 
 
 def grid_figure(rows: dict[float, list[tuple[int, dict]]], title: str):

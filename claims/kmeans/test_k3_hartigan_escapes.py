@@ -5,12 +5,16 @@ Same data and same start as Lloyd in every trial (paired). Full runs both start 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import pytest
+from scipy import stats
 
 from pytest_claims import statement_holds
-from claims.kmeans.common import K3, nmi_summary, rate
-from fixtures.kmeans import FULL, SMOKE, grid_for, huge_cells, row_cells
-from kernels.stats import sign_test_greater
+from claims.kmeans.common import K3, nmi_summary, rate, sign_test
+from fixtures.kmeans import FULL, SMOKE, assert_wishart_law, explicit_cell, grid_for, huge_cells, largest_d_cell, row_cells
+from fixtures.kmeans import cell as grid_cell
 
 SIGN_P = 1e-6
 
@@ -50,8 +54,8 @@ def test_hartigan_leaves_where_lloyd_stalls_full(options, evidence, sigma2):
 
 def _paired_nmi(tier, options, sigma2, start, evidence):
     grid = grid_for(tier, options)
-    d, cell = row_cells(grid, options, sigma2, start)[-1]
-    p, positive, negative = sign_test_greater(cell["hartigan_nmi"] - cell["lloyd_nmi"])
+    d, found = largest_d_cell(grid, options, sigma2, start)
+    p, positive, negative = sign_test(found["hartigan_nmi"] - found["lloyd_nmi"])
     evidence.headline(**{f"sigma2={sigma2:.4g} {start} sign_p": p})
     evidence.headline(largest_sign_p=max(p, evidence.values.get("largest_sign_p", 0.0)))
     evidence.record(**{f"sigma2={sigma2:.4g} d={d} {start}": {"positive": positive, "negative": negative, "ties": grid.trials - positive - negative, "p": p}})
@@ -87,7 +91,7 @@ def _nmi_to_one(cells, sigma2, start, evidence):
 def test_hartigan_nmi_to_one_smoke(options, evidence):
     grid = grid_for("smoke", options)
     for sigma2 in SMOKE.high_noise:
-        _nmi_to_one(row_cells(grid, options, sigma2)[-1:], sigma2, "partition", evidence)
+        _nmi_to_one([largest_d_cell(grid, options, sigma2)], sigma2, "partition", evidence)
 
 
 @pytest.mark.full
@@ -96,17 +100,95 @@ def test_hartigan_nmi_to_one_smoke(options, evidence):
 @pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
 def test_hartigan_nmi_to_one_full(options, evidence, sigma2, start):
     grid = grid_for("full", options)
-    _nmi_to_one(row_cells(grid, options, sigma2, start)[-1:], sigma2, start, evidence)
+    _nmi_to_one([largest_d_cell(grid, options, sigma2, start)], sigma2, start, evidence)
+
+
+def _huge_d(tier, options, sigma2, evidence):
+    grid = grid_for(tier, options)
+    cells = huge_cells(grid, options, sigma2)  # each Wishart cell checks the route's law first
+    evidence.record(**{f"sigma2={sigma2:.4g} wishart law at d = k + n + 1": assert_wishart_law(options.seed, sigma2)})
+    for d, huge in cells:
+        hartigan = rate(huge["hartigan_initial_fixed"])
+        evidence.record(**{f"sigma2={sigma2:.4g} d={d:.0e} hartigan_stall": hartigan})
+        statement_holds(hartigan["upper99"] <= 0.1, f"d={d}: Hartigan stalls: {hartigan}")
+    _nmi_to_one(cells, sigma2, "partition", evidence)
+
+
+@pytest.mark.smoke
+@pytest.mark.claim(K3, statement="wishart-huge-d")
+def test_hartigan_at_huge_d_smoke(options, evidence):
+    for sigma2 in SMOKE.high_noise:
+        _huge_d("smoke", options, sigma2, evidence)
 
 
 @pytest.mark.full
 @pytest.mark.claim(K3, statement="wishart-huge-d")
 @pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
 def test_hartigan_at_huge_d_full(options, evidence, sigma2):
-    grid = grid_for("full", options)
-    cells = huge_cells(grid, options, sigma2)
-    for d, cell in cells:
-        hartigan = rate(cell["hartigan_initial_fixed"])
-        evidence.record(**{f"sigma2={sigma2:.4g} d={d:.0e} hartigan_stall": hartigan})
-        statement_holds(hartigan["upper99"] <= 0.1, f"d={d}: Hartigan stalls: {hartigan}")
-    _nmi_to_one(cells, sigma2, "partition", evidence)
+    _huge_d("full", options, sigma2, evidence)
+
+
+# ------------------------------------------------------------------------------------------------
+# The explicit route at the paper's d: the seed's own data, torch, on CUDA in the gpu tier
+
+
+@dataclass(frozen=True)
+class ExplicitScale:
+    cells: tuple[tuple[int, float], ...]  # (d, sigma2) cells of the official grid
+    trials: int
+    chunk: int  # trials held at once: memory chunk x n x d
+
+
+# Tiny (smoke, torch on the CPU): one official cell, d = 2836, sigma2 = 48.3, 60 trials in chunks of 25.
+# Nightly (gpu): d = 21719, 60110 and 100000 in the lowest and highest sigma2 > n rows, 100 trials each.
+EXPLICIT_SCALES = [
+    pytest.param(ExplicitScale(((FULL.row[12][0], FULL.high_noise[0]),), 60, 25), marks=pytest.mark.smoke, id="tiny-cpu"),
+    pytest.param(
+        ExplicitScale(tuple((FULL.row[i][0], s2) for s2 in (FULL.high_noise[0], FULL.high_noise[-1]) for i in (-4, -2, -1)), FULL.trials, 25),
+        marks=pytest.mark.gpu,
+        id="nightly-cuda",
+    ),
+]
+EXPLICIT_ALPHA = 1e-3
+
+
+@pytest.mark.claim(K3, statement="explicit-route-paper-d")
+@pytest.mark.parametrize("scale", EXPLICIT_SCALES)
+def test_explicit_route_at_paper_d(options, evidence, scale):
+    if scale.cells[-1][0] > 10_000:
+        # The nightly size is meant for the device: it must run there, not fall back to the CPU.
+        assert options.device.startswith("cuda"), f"the gpu tier runs on CUDA (pass --backend torch --device cuda); got --device {options.device}"
+        device = options.device
+    else:
+        device = "cpu"
+    pvalues, summary = {}, {}
+    for d, sigma2 in scale.cells:
+        explicit = explicit_cell(options.seed, d, sigma2, scale.trials, backend="torch", device=device, chunk=scale.chunk)
+        assert explicit["device"].startswith(device), f"computed on {explicit['device']}, not on {device}"
+        wishart = grid_cell(options.seed, d, sigma2, scale.trials, "wishart", "partition", options.backend, options.device)
+        where = f"d={d} sigma2={sigma2:.4g}"
+        disagree = {name: int(np.sum(~explicit[name])) for name in ("gram_lloyd_agrees", "gram_hartigan_agrees", "lloyd_converged", "hartigan_converged")}
+        statement_holds(not any(disagree.values()), f"{where}: explicit route vs Gram route on the same data (trials that differ or did not converge): {disagree}")
+        for flag in ("lloyd_initial_fixed", "hartigan_initial_fixed"):
+            a, b = int(explicit[flag].sum()), int(wishart[flag].sum())
+            pvalues[f"{where} {flag}"] = float(stats.fisher_exact([[a, scale.trials - a], [b, scale.trials - b]]).pvalue)
+        for score in ("lloyd_nmi", "hartigan_nmi"):
+            pvalues[f"{where} {score}"] = float(stats.ks_2samp(explicit[score], wishart[score]).pvalue)
+        summary[where] = {
+            "lloyd_stall": rate(explicit["lloyd_initial_fixed"]),
+            "hartigan_stall": rate(explicit["hartigan_initial_fixed"]),
+            "hartigan_nmi": nmi_summary(explicit["hartigan_nmi"]),
+            "wishart_lloyd_stall_rate": float(wishart["lloyd_initial_fixed"].mean()),
+            "wishart_hartigan_nmi_mean": float(wishart["hartigan_nmi"].mean()),
+        }
+    level = EXPLICIT_ALPHA / len(pvalues)
+    evidence.headline(device=device, cells=len(scale.cells), trials_per_cell=scale.trials, smallest_route_p=min(pvalues.values()))
+    evidence.record(explicit_route=summary, route_comparison_p=pvalues, bonferroni_level=level)
+    statement_holds(min(pvalues.values()) > level, f"explicit and Wishart routes differ: {[k for k, p in pvalues.items() if p <= level]}")
+    largest = max(d for d, _ in scale.cells)
+    for d, sigma2 in scale.cells:
+        if d != largest:
+            continue
+        found = summary[f"d={d} sigma2={sigma2:.4g}"]
+        statement_holds(found["lloyd_stall"]["lower99"] >= 0.9, f"d={d}, sigma2={sigma2}: Lloyd's stall rate on explicit data {found['lloyd_stall']}")
+        statement_holds(found["hartigan_nmi"]["lower99"] >= 0.95, f"d={d}, sigma2={sigma2}: Hartigan's NMI on explicit data {found['hartigan_nmi']}")
