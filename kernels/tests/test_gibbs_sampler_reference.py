@@ -87,3 +87,27 @@ def test_chunked_counts_are_sums_of_independent_chunks(backend):
     assert_array_equal(one_chunk, parts[0])
     occupancy = bm.gibbs_occupancy(1_000, 6, *arrays, bm.KeyedNormalUniform(f"{key}|chunk=0", backend))
     assert_array_equal(occupancy, parts[0] / 1_000)
+
+
+class _Recording(bm.KeyedNormalUniform):
+    """Keyed draws that log every request (which conditional asked, and for how many values)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.log: list[tuple[str, tuple[int, ...]]] = []
+
+    def normal(self, shape):
+        self.log.append(("normal", tuple(shape)))
+        return super().normal(shape)
+
+    def uniform(self, shape):
+        self.log.append(("uniform", tuple(shape)))
+        return super().uniform(shape)
+
+
+@pytest.mark.smoke
+def test_every_sweep_draws_v_given_h_then_h_given_v():
+    draws = _Recording("ref|gibbs-order")
+    bm.gibbs_counts(500, 4, GIBBS_MEANS, GIBBS_VARIANCES, PI, draws)
+    assert draws.log == [("normal", (500, 2)), ("uniform", (500, 1))] * 4
+
