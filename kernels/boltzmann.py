@@ -126,13 +126,20 @@ def sample_visible(labels: Any, means: Any, variances: Any, draws: KeyedNormalUn
 
 
 def sample_hidden(v: Any, means: Any, variances: Any, weights: Any, draws: KeyedNormalUniform) -> Any:
-    """h ~ softmax(theta(v)) for every chain, by inverse CDF on one uniform each: (N,) int64."""
+    """h ~ softmax(theta(v)) for every chain, by inverse CDF on one uniform each: (N,) int64.
+
+    h = #{j < K-1 : p_0 + ... + p_j < u}; the last bin takes any rounding remainder. The cut points
+    are summed column by column (K is small), in cumsum's order, with no scan kernel on the device.
+    """
     xp = namespace(v, means)
     probs = responsibilities(v, means, variances, weights)
-    cdf = xp.cumulative_sum(probs, axis=-1)
-    u = draws.uniform((v.shape[0], 1))
-    below = xp.astype(cdf[:, :-1] < u, xp.int64)  # the last bin takes any rounding remainder
-    return xp.sum(below, axis=-1)
+    u = draws.uniform((v.shape[0], 1))[:, 0]
+    cut = probs[:, 0]
+    h = xp.astype(cut < u, xp.int64)
+    for j in range(1, probs.shape[-1] - 1):
+        cut = cut + probs[:, j]
+        h = h + xp.astype(cut < u, xp.int64)
+    return h
 
 
 def sample_mixture(points: int, means: np.ndarray, variances: np.ndarray, weights: np.ndarray, key: str, dtype: str = "float64") -> tuple[np.ndarray, np.ndarray]:

@@ -138,8 +138,8 @@ MUTANTS = [
     Mutant(
         "boltzmann/sampler-bins-shifted",
         target="kernels.boltzmann:sample_hidden",
-        old="cdf[:, :-1] < u",
-        new="cdf[:, 1:] < u",
+        old="cut = probs[:, 0]\n",
+        new="cut = probs[:, 0] + probs[:, 1]\n",
         why="off-by-one in the inverse CDF: the cut points of the next bin",
     ),
     Mutant(
