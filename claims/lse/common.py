@@ -118,6 +118,17 @@ def device_sweep(seed: int, tier: str, device: str) -> dict:
     def compute(_):
         import torch
 
+        threads = torch.get_num_threads()
+        if device == "cpu":
+            # The tiny CPU sweep is small: one thread, or OpenMP spin-waits when the cores are shared
+            # (-n 2 on 2 cores) make it 100 times slower.
+            torch.set_num_threads(1)
+        try:
+            return sweep(torch)
+        finally:
+            torch.set_num_threads(threads)
+
+    def sweep(torch):
         acc = {"instances": 0, "nonfinite": 0, "f_rho_above_f": 0, "printed_direction_violations": 0, "min_relative_slack": math.inf,
                "band_below": 0, "band_above": 0, "above_entropy_bound": 0, "max_needed_constant": -math.inf, "max_needed_over_entropy": -math.inf}
         used = None
