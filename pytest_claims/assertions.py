@@ -35,12 +35,14 @@ def statement_allclose(actual: Any, desired: Any, *, rtol: float = 1e-7, atol: f
         relative = error / np.where(np.abs(d) > 0, np.abs(d), np.inf)
     bad = int(np.sum(excess > 0))
     worst = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.size else ()
+    largest = np.unravel_index(int(np.argmax(error)), error.shape) if error.size else ()
     summary = {
         "checked": int(a.size),
         "outside_tolerance": bad,
         "max_abs_error": float(error.max()) if error.size else 0.0,
+        "max_abs_error_at": _where(tuple(int(i) for i in largest)) if error.size else None,
         "max_rel_error": float(relative.max()) if relative.size else 0.0,
-        "worst_at": _where(tuple(int(i) for i in worst)) if excess.size else None,
+        "worst_at": _where(tuple(int(i) for i in worst)) if excess.size else None,  # least margin to the tolerance
         "actual": float(a[worst]) if excess.size else None,
         "desired": float(d[worst]) if excess.size else None,
         "rtol": rtol,

@@ -5,6 +5,9 @@ an exact snippet of that function's source and its replacement. Applying it reco
 source in the function's own module and swaps the function's code object, so every caller sees the
 change, whatever name it imported the function under; removing it restores the original code.
 
+Only the function's body is swapped: a change to a default argument value has no effect (mutate the
+body, where the default is used). A mutant's snippet must occur exactly once in the function.
+
 A registry statement lists the mutants it must kill (`mutants = ["name", ...]`); a mutants run
 (`--mutants`) reruns each such statement's tests under each of its mutants and expects them to fail.
 """
