@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from fixtures.uot_dro import cpu_threads
 from kernels import uot_dro
 from kernels.seeding import key_seed
 
@@ -60,6 +61,11 @@ def test_batched_program_equals_single_runs_with_torch_sgd():
     of that run's own nn.Module trained by torch.optim.SGD on the same image, to float32 rounding (its
     error against the float64 update is of the size of the loop's own); overflow steps and the frozen
     parameters are the same. One run per objective, plus a baseline that overflows."""
+    with cpu_threads("cpu"):  # one thread, as the statement runs (see fixtures/uot_dro.py)
+        _compare_with_single_runs()
+
+
+def _compare_with_single_runs() -> None:
     runs = [uot_dro.Run("baseline", 1e-3, 0), uot_dro.Run("proposed", 1e-3, 1), uot_dro.Run("erm", 1e-2, 2), uot_dro.Run("baseline", 1e-1, 3)]
     steps, yardstick_every = 30, 3
     x_train, y_train = _images(500, "train")
