@@ -103,7 +103,7 @@ def _curve_figure(run: dict, tier: str, key: str, settings, ylabel: str):
         ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.15)
     ax.set_xlabel("step", fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
-    ax.set_title(f"{ylabel} ({tier}; mean and range over seeds)", fontsize=8)
+    ax.set_title(f"{ylabel} ({tier}; mean and range over the seeds not yet overflowed)", fontsize=8)
     ax.legend(fontsize=6)
     fig.tight_layout()
     return fig
