@@ -508,12 +508,17 @@ def train(
         take = min(STREAM_BLOCK - step % STREAM_BLOCK, min(m for m in marks if m > step) - step)
         streams = torch.as_tensor(np.stack([sample_indices(master_seed, s, step, take, n_train) for s in unique_seeds]), device=program.device)
         started = time.perf_counter()
+        rows, row_index = None, None
         for t in range(take):
-            chosen = streams[torch.as_tensor(seed_row[program.rows], device=program.device), t]
+            if rows is None or len(rows) != len(program.rows):  # the batch shrinks only when a run overflows
+                rows = program.rows
+                row_index = torch.as_tensor(seed_row[rows], device=program.device)
+            chosen = streams[row_index, t]
             run_steps += len(program.rows)
             program.step(data.x_train[chosen].unsqueeze(1), data.y_train[chosen].unsqueeze(1))
             if checkpoint is not None and checkpoint.due(program.step_count):
-                checkpoint.save({"step": program.step_count, "program": program.state(), "curves": curves, "seconds": seconds, "run_steps": run_steps})
+                so_far = {**seconds, "train": seconds["train"] + time.perf_counter() - started}
+                checkpoint.save({"step": program.step_count, "program": program.state(), "curves": curves, "seconds": so_far, "run_steps": run_steps})
             if len(program.rows) == 0:
                 break
         if program.device.type == "cuda":
