@@ -259,7 +259,10 @@ def transition_matrix(means: np.ndarray, variances: np.ndarray, weights: np.ndar
     rows = []
     for k in range(means.shape[0]):
         v = means[k] + np.sqrt(2.0 * variances[k]) * grid
-        rows.append(grid_w @ responsibilities(v, means, variances, weights))
+        resp = responsibilities(v, means, variances, weights)
+        # Pairwise summation of each column (np.sum over a contiguous vector): accurate, and the same
+        # bits whatever the BLAS thread count (a BLAS product here changes with it: -n 2 vs serial).
+        rows.append(np.array([np.sum(grid_w * column) for column in resp.T]))
     return np.stack(rows)
 
 
