@@ -30,7 +30,7 @@ def test_fast_gauss_sums_match_direct_summation_at_1e4_iterations(config):
 def test_sinkhorn_reference_matches_pot():
     import ot
 
-    n = 200
+    n = 120  # the same discretisation on both sides; its size only sets the cost
     x, a, y, b = eot.quadrature(n)
     plan = ot.sinkhorn(a, b, (x[:, None] - y[None, :]) ** 2, eot.EPS, method="sinkhorn_log", numItermax=100_000, stopThr=1e-13)
     ours = eot.sinkhorn_dual(n)["value"]

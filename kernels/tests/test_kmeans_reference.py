@@ -79,7 +79,7 @@ def _routes_agree(grid, trials):
 
 @pytest.mark.smoke
 def test_gram_route_gives_explicit_labels_on_seed_smoke_grid():
-    _routes_agree(SEED_SMOKE_GRID, 20)
+    _routes_agree(SEED_SMOKE_GRID, 10)
 
 
 @pytest.mark.full

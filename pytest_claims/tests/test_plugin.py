@@ -417,33 +417,3 @@ def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path)
     bad["seed"] = 1
     (tmp_path / "c.json").write_text(json.dumps(bad))
     assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "c.json"), "-o", str(tmp_path / "n")]) == 2
-
-
-XDIST_SHARED = """
-import os
-import time
-import pytest
-from pytest_claims import current_store, statement_holds
-
-
-def compute(checkpoint):
-    with open("computations.log", "a") as log:
-        log.write(f"{os.getpid()}\\n")
-    time.sleep(0.5)
-    return 42
-
-
-@pytest.mark.smoke
-@pytest.mark.claim("toy/constant", statement="answer")
-@pytest.mark.parametrize("copy", range(4))
-def test_answer(evidence, copy):
-    statement_holds(current_store().get_or_compute("toy/shared", {}, compute) == 42, "not 42")
-"""
-
-
-@pytest.mark.smoke
-def test_one_worker_computes_a_key_the_others_wait_and_read(project):
-    pytester = project(constant_tests=XDIST_SHARED)
-    result = pytester.runpytest_subprocess("-m", "smoke", "-n", "2", "--store-dir", "store", "-k", "answer")
-    result.assert_outcomes(passed=4)
-    assert len((pytester.path / "computations.log").read_text().split()) == 1

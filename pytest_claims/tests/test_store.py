@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
+import os
+import time
 import types
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +64,32 @@ def test_a_mutant_never_leaks_into_real_results(tmp_path):
     assert store.get_or_compute("unknown", {}, lambda _: 5) == 5  # no code named: treated as touched
     store.namespace = store.mutated_module = ""
     assert store.get_or_compute("mutated", {}, lambda _: kernel.f(), code=[kernel]) == 1  # the real value, not 99
+
+
+def _ask_for_the_shared_key(root: str, log: str, barrier, out: str) -> None:
+    def compute(_):
+        with open(log, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        time.sleep(0.3)  # long enough for every other process to be waiting on the lock
+        return 42
+
+    barrier.wait()  # all ask at the same moment
+    Path(out).write_text(str(ResultStore(Path(root)).get_or_compute("shared", {}, compute)))
+
+
+@pytest.mark.smoke
+def test_one_process_computes_a_key_the_others_wait_and_read(tmp_path):
+    """As under pytest -n 64: four processes ask for one key at once; one computes, three wait and read."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(4)
+    log = tmp_path / "computations.log"
+    processes = [
+        context.Process(target=_ask_for_the_shared_key, args=(str(tmp_path / "store"), str(log), barrier, str(tmp_path / f"out{i}")))
+        for i in range(4)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+    assert [(tmp_path / f"out{i}").read_text() for i in range(4)] == ["42"] * 4
+    assert len(log.read_text().split()) == 1
