@@ -139,14 +139,15 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
             continue
         if not any(r.statement == name and decisive(r) for r in ran):
             missing.append(name)
-            if any(r.statement == name and r.outcome == SKIPPED for r in runs):
+            if not any(r.statement == name for r in ran) and any(r.statement == name and r.outcome == SKIPPED for r in runs):
                 skipped.append(name)
+    if skipped:  # a required statement was selected and skipped at every scale: undecided, say why
+        reasons = sorted({r.reason for r in runs if r.statement in skipped and r.reason})
+        return "not run", f"required statements skipped: {', '.join(skipped)} ({'; '.join(reasons)})"
     if missing:
         reason = "not run at a decisive scale: " + ", ".join(missing)
         if printed:
             reason = "refuted as printed at reduced scale (" + ", ".join(printed) + "); " + reason
-        if skipped:
-            reason += " (skipped: " + ", ".join(skipped) + ")"
         return "reduced scale", reason
     return "verified", "every required statement ran at a decisive scale as registered"
 

@@ -44,8 +44,10 @@ FULL_SET = [run("main", "held"), run("scale", "held"), run("converse", "refuted"
         ([run("main", "failed"), run("scale", "held"), run("converse", "refuted")], "broken"),
         ([run("main", "error"), run("scale", "held"), run("converse", "refuted")], "broken"),
         ([run("main", "held", "smoke"), run("scale", "held", "smoke"), run("converse", "refuted", "smoke")], "reduced scale"),
-        # a required statement that was skipped: never verified
-        ([run("main", "held"), run("scale", "skipped", reason="no CUDA"), run("converse", "refuted")], "reduced scale"),
+        # a required statement that was skipped: never verified, and not called reduced scale either
+        ([run("main", "held"), run("scale", "skipped", reason="no CUDA"), run("converse", "refuted")], "not run"),
+        # skipped at one scale but run below its decisive scale at another: reduced scale
+        ([run("main", "held"), run("scale", "skipped", "full", reason="no CUDA"), run("scale", "held", "smoke"), run("converse", "refuted")], "reduced scale"),
         ([run("main", "skipped", reason="data missing")], "not run"),
         ([run("main", "held"), run("scale", "held", "any"), run("converse", "refuted")], "verified"),  # scale-free counts anywhere
     ],
@@ -57,7 +59,7 @@ def test_claim_verdict_rules(runs, verdict):
 @pytest.mark.smoke
 def test_skipped_required_statement_is_named_in_the_reason():
     verdict, reason = claim_verdict(CLAIM, ClaimInputs([run("main", "held"), run("scale", "skipped", reason="no CUDA"), run("converse", "refuted")], ALL, True))
-    assert verdict == "reduced scale" and "skipped: scale" in reason
+    assert verdict == "not run" and reason == "required statements skipped: scale (no CUDA)"
 
 
 @pytest.mark.smoke
