@@ -133,6 +133,12 @@ def _store_for(config: pytest.Config) -> ResultStore:
 def pytest_configure(config: pytest.Config) -> None:
     paths = config.getini("claims_registry")
     if not paths:
+        asked = [o for o, dest in (("--previous-verdicts", "claims_previous"), ("--store-dir", "claims_store_dir"), ("--mutants", "claims_mutants")) if config.getoption(dest)]
+        if asked:  # pytest took an option's value for a test path and found no ini file beside it
+            raise pytest.UsageError(
+                f"{', '.join(asked)} given but no claims_registry in an ini file (rootdir {config.rootpath}, "
+                f"inifile {config.inipath}); write path options as --option=PATH, so pytest does not take PATH for the rootdir"
+            )
         return
     tiers = tuple(config.getini("claims_tiers"))
     try:

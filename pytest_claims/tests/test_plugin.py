@@ -383,6 +383,10 @@ def test_an_inactive_plugin_without_a_registry(pytester):
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
     pytester.runpytest_inprocess().assert_outcomes(passed=1)
     assert not (pytester.path / "reports").exists()
+    # its options without a registry: a clear error, not a silently inactive plugin
+    result = pytester.runpytest_inprocess("--previous-verdicts", "elsewhere.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--previous-verdicts given but no claims_registry*--option=PATH*"])
 
 
 @pytest.mark.smoke
