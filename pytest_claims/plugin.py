@@ -299,13 +299,17 @@ def _try_mutant(item: pytest.Item, state: State, name: str) -> MutantResult:
         detail = crash.message.splitlines()[0][:200] if crash is not None and crash.message else report.when
         kind = FAILED if "ClaimRefuted" in detail or "AssertionError" in detail or report.when == "call" else ERROR
         return MutantResult(name, True, kind, detail)
+    if any(hasattr(r, "wasxfail") for r in reports):
+        return MutantResult(name, False, REFUTED, "still refuted as registered under the mutant")
     if any(r.skipped for r in reports):
         return MutantResult(name, False, SKIPPED, "the test skipped under the mutant")
     return MutantResult(name, False, HELD, "every check passed under the mutant")
 
 
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """With --mutants: before the real run, run a statement test under each mutant it must kill."""
+    """With --mutants: before the real run, run a statement test under each mutant it must kill (a holds
+    statement must fail under it; a refuted one must stop being refuted, which strict xfail reports as a
+    failure)."""
     state = state_of(item.config)
     if state is None or not state.run_mutants or STATEMENT not in item.stash:
         return None

@@ -51,6 +51,7 @@ name = "squares"
 text = "triangle(n) = n^2 (false)"
 expected = "refuted"
 refutes_claim = false
+mutants = {refuted_mutants}
 
 [[claim]]
 id = "toy/constant"
@@ -94,6 +95,7 @@ MUTANTS = [
     Mutant("off-by-one", "toy_kernel:triangle", "n + 1", "n + 2", "a constant off by one"),
     Mutant("wrong-sign", "toy_kernel:triangle", "n * (n + 1)", "n * (n - 1)", "a wrong sign"),
     Mutant("harmless", "toy_kernel:triangle", "// 2", "// 2 + 0", "changes nothing: must survive"),
+    Mutant("squares", "toy_kernel:triangle", "n * (n + 1) // 2", "n * n", "makes the refuted statement true"),
 ]
 """
 
@@ -151,9 +153,9 @@ def test_reference():
 
 @pytest.fixture
 def project(pytester: pytest.Pytester):
-    def make(mutants: str = '["off-by-one", "wrong-sign"]', triangle_tests: str = TRIANGLE_TESTS, constant_tests: str = CONSTANT_TESTS):
+    def make(mutants: str = '["off-by-one", "wrong-sign"]', triangle_tests: str = TRIANGLE_TESTS, constant_tests: str = CONSTANT_TESTS, refuted_mutants: str = '["squares"]'):
         pytester.makefile(".ini", pytest=INI)
-        pytester.makefile(".toml", registry=REGISTRY.replace("{mutants}", mutants))
+        pytester.makefile(".toml", registry=REGISTRY.replace("{mutants}", mutants).replace("{refuted_mutants}", refuted_mutants))
         pytester.makepyfile(toy_kernel=KERNEL, toy_mutants=MUTANTS, test_triangle=triangle_tests, test_constant=constant_tests)
         pytester.syspathinsert()
         return pytester
@@ -312,14 +314,16 @@ def test_mutants_are_killed_and_a_survivor_breaks_the_claim(project):
     pytester = project()
     pytester.runpytest_inprocess("-m", "smoke", "--mutants").assert_outcomes(passed=3, xfailed=1)
     t1 = claim(verdicts(pytester), "T1")
-    assert t1["power"]["killed"] == 2 and t1["power"]["of"] == 2 and t1["verdict"] == "verified"
+    assert t1["power"]["killed"] == 3 and t1["power"]["of"] == 3 and t1["verdict"] == "verified"
+    assert t1["power"]["statements"]["squares"]["killed"] == 1  # the refutation disappears under it: strict xfail fails
     # the real run after the mutants is untouched by them (its stored value is the true one)
     assert next(s for s in t1["statements"] if s["statement"] == "formula")["outcome"] == "held"
-    pytester = project(mutants='["off-by-one", "harmless"]')
+    pytester = project(mutants='["off-by-one", "harmless"]', refuted_mutants='["wrong-sign"]')
     result = pytester.runpytest_inprocess("-m", "smoke", "--mutants")
     assert result.ret == 1
     t1 = claim(verdicts(pytester), "T1")
     assert t1["verdict"] == "broken" and "formula: harmless" in t1["reason"]
+    assert t1["power"]["statements"]["squares"]["survivors"] == ["wrong-sign"]  # triangle(3) = 3, still not 9
 
 
 @pytest.mark.smoke
