@@ -1,7 +1,8 @@
 """Moving arrays between NumPy and PyTorch; kernels themselves are written once via array-api-compat."""
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 from array_api_compat import array_namespace, is_torch_array
@@ -52,3 +53,21 @@ def to_numpy(array: Any) -> np.ndarray:
 
 def namespace(*arrays: Any) -> Any:
     return array_namespace(*arrays)
+
+
+@contextlib.contextmanager
+def torch_cpu_single_thread(backend: str = "torch", device: str = "cpu") -> Iterator[None]:
+    """torch on one CPU thread for the block when it computes on the CPU: loops of many small tensors,
+    where more threads only spin (ten to a hundred times slower on a loaded 2-core machine); nothing
+    changes on CUDA or for NumPy."""
+    if backend != "torch" or not str(device).startswith("cpu"):
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -6,15 +6,14 @@ array-api-compat; random draws come from keyed generators (NumPy PCG64, or a see
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from scipy.special import roots_hermite
 
-from kernels.backend import namespace, to_numpy
+from kernels.backend import namespace, to_numpy, torch_cpu_single_thread
 from kernels.seeding import key_seed, keyed_rng
 
 
@@ -196,23 +195,6 @@ def gibbs_occupancy(
 ) -> np.ndarray:
     """Occupancy after each sweep, the fractions of `gibbs_counts`: (sweeps + 1, K) float64."""
     return gibbs_counts(chains, sweeps, means, variances, weights, draws, start=start) / chains
-
-
-@contextlib.contextmanager
-def torch_cpu_single_thread(backend: str, device: str) -> Iterator[None]:
-    """torch on one CPU thread for the block when it computes on the CPU (a chunk's per-sweep tensors
-    are small, where more threads only spin); nothing changes on CUDA or NumPy."""
-    if backend != "torch" or not device.startswith("cpu"):
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def gibbs_counts_chunked(

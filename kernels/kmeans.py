@@ -16,13 +16,12 @@ no mean (Lloyd never assigns to it; Hartigan may move a point into it at cost 0)
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from kernels.backend import namespace, to_numpy
+from kernels.backend import namespace, to_numpy, torch_cpu_single_thread
 from kernels.seeding import key_seed, keyed_rng
 
 ROUTES = ("explicit", "gram")
@@ -461,23 +460,6 @@ def explicit_cell(
         raise ValueError(f"trials and chunk must be positive, got {trials} and {chunk}")
     with torch_cpu_single_thread(backend, device):
         return _explicit_cell(master_seed, dimension, sigma2, trials, backend, device, chunk, k, n, tau2)
-
-
-@contextlib.contextmanager
-def torch_cpu_single_thread(backend: str, device: str) -> Iterator[None]:
-    """torch on one CPU thread for the block when it computes on the CPU: the explicit route's steps
-    are many small tensors, where more threads only spin (ten times slower on a loaded 2-core box)."""
-    if backend != "torch" or not device.startswith("cpu"):
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _explicit_cell(master_seed, dimension, sigma2, trials, backend, device, chunk, k, n, tau2) -> dict[str, Any]:
