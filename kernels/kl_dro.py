@@ -4,7 +4,9 @@ Conventions (CLAIMS.md, L5, and the authors' released `kl-dro/` code):
 
 * Design: the eight features standardised on the full data (population variance, as scikit-learn's
   StandardScaler), plus an intercept column (last); theta_0 = ordinary least squares on that design.
-* Loss l_i(theta) = (x_i . theta - y_i)^2, not halved (as released); lambda = 1.
+* Loss l_i(theta) = (x_i . theta - y_i)^2, not halved (as released); lambda = 1. A configuration may
+  scale it (RunConfig.loss_scale: 0.5 is the halved convention r^2 / 2, with its objective, weights and
+  gradients all from the scaled loss), so both conventions run in one program.
 * Objective L(theta) = lambda ln((1/n) sum_i exp(l_i / lambda)) on the full data, shifted by its
   maximum so it never overflows while theta is finite.
 * Baseline estimator (18): gradient sum_B p_i grad l_i with p = softmax(l_B / lambda) held fixed.
@@ -28,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -87,19 +89,23 @@ def _ns(*arrays: Any) -> Any:
     return np if all(isinstance(a, (np.ndarray, np.generic)) for a in arrays) else namespace(*arrays)
 
 
-def objective(theta: Any, X: Any, y: Any, lam: float = LAMBDA) -> Any:
-    """L(theta) = lam ln mean_i exp(l_i / lam) for theta (..., d) -> (...), overflow-free (max shift).
-    A non-finite theta gives a non-finite value."""
+def objective(theta: Any, X: Any, y: Any, lam: float = LAMBDA, loss_scale: Any = None) -> Any:
+    """L(theta) = lam ln mean_i exp(l_i / lam) for theta (..., d) -> (...), overflow-free (max shift),
+    with l_i = (x_i theta - y_i)^2, times `loss_scale` where given (an array broadcasting against
+    theta.shape[:-1]: one scale per run). A non-finite theta gives a non-finite value."""
     xp = _ns(theta, X)
     flat = xp.reshape(theta, (-1, theta.shape[-1]))
+    scale = None if loss_scale is None else xp.reshape(xp.broadcast_to(loss_scale, theta.shape[:-1]), (-1, 1))
     # NumPy: a few runs at a time, so the (runs, n) temporaries stay in cache (6x faster); torch: at once
     rows = max(1, (1 << 17) // X.shape[0]) if xp is np else flat.shape[0]
-    parts = [_objective_rows(flat[i : i + rows], X, y, lam, xp) for i in range(0, max(flat.shape[0], 1), rows)]
+    parts = [_objective_rows(flat[i : i + rows], X, y, lam, xp, None if scale is None else scale[i : i + rows])
+             for i in range(0, max(flat.shape[0], 1), rows)]
     return xp.reshape(xp.concat(parts), theta.shape[:-1])
 
 
-def _objective_rows(flat: Any, X: Any, y: Any, lam: float, xp: Any) -> Any:
-    scaled = (xp.matmul(flat, X.T) - y) ** 2 / lam
+def _objective_rows(flat: Any, X: Any, y: Any, lam: float, xp: Any, scale: Any = None) -> Any:
+    squared = (xp.matmul(flat, X.T) - y) ** 2
+    scaled = (squared if scale is None else scale * squared) / lam
     top = xp.max(scaled, axis=-1, keepdims=True)
     safe_top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))  # keeps inf/nan out of the shift
     total = xp.sum(xp.exp(scaled - safe_top), axis=-1)
@@ -185,10 +191,12 @@ class ReleasedStreams:
 class RunConfig:
     eta: float
     rho: float | None  # None: the baseline estimator (18)
+    loss_scale: float = 1.0  # l_i = loss_scale (x_i theta - y_i)^2; 1 as released, 0.5 the halved convention
 
     @property
     def name(self) -> str:
-        return f"baseline eta={self.eta:g}" if self.rho is None else f"proposed rho={self.rho:g} eta={self.eta:g}"
+        name = f"baseline eta={self.eta:g}" if self.rho is None else f"proposed rho={self.rho:g} eta={self.eta:g}"
+        return name if self.loss_scale == 1.0 else f"{name} loss={self.loss_scale:g}r^2"
 
 
 def grid_configs(etas: Sequence[float] = ETAS, rhos: Sequence[float] = RHOS) -> list[RunConfig]:
@@ -211,7 +219,9 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
     record_every, ..., epochs (in `dtype`, from the data in `dtype`), `objective64` (the same theta
     evaluated in float64), `finite` (theta and alpha finite at the end), `first_nonfinite_epoch` (-1 if
     never), `theta`, `alpha` (final), `peak_loss` (the largest
-    batch loss any step saw: where a naive exp(l / lambda) would have overflowed), and `L0` (float64). A configuration non-finite on every stream is
+    batch loss any step saw: where a naive exp(l / lambda) would have overflowed), and `L0` (L(theta_0)
+    in float64 for l = r^2; a configuration's own start, at its loss scale and in the run's precision, is
+    its `objective[..., 0]`). A configuration non-finite on every stream is
     dropped from the program at the next epoch end (it can never become finite again).
     `checkpoint` (pytest_claims.store.Checkpoint) makes the run resumable at epoch ends.
     `max_steps` stops after that many steps in total (reference tests; then records only epoch 0 and
@@ -229,10 +239,12 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
     lam = problem.lam
     etas = np.array([configs[c].eta for c in order], dtype=dtype)
     log_rhos = np.array([math.log(configs[c].rho) if configs[c].rho is not None else 0.0 for c in order], dtype=dtype)
+    loss_scales = np.array([configs[c].loss_scale for c in order], dtype=dtype)
+    scaled_loss = bool(np.any(loss_scales != 1.0))  # otherwise l = r^2 without a multiplication per step
     records = list(range(0, epochs + 1, record_every)) if max_steps is None else [0]
     if records[-1] != epochs and max_steps is None:
         records.append(epochs)
-    L0 = float(to_numpy(objective(to_backend(problem.theta0[None, :], backend, device), X64, y64, lam))[0])
+    L0 = float(to_numpy(objective(to_backend(problem.theta0[None, :], backend, device), X64, y64, lam))[0])  # of l = r^2
 
     state = checkpoint.load() if checkpoint is not None else None
     if state is None:
@@ -254,17 +266,20 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
         n_base = int(np.sum(active_now < n_base_all))
         lr = to_backend(etas[active_now], backend, device)
         proposed = to_backend((active_now >= n_base_all).astype(dtype), backend, device)[None, :]  # 0: alpha stays 0
-        return n_base, lr[None, :, None], lr[None, :] * proposed, to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None]
+        scale = to_backend(loss_scales[active_now], backend, device)[None, :, None] if scaled_loss else None
+        return n_base, lr[None, :, None], lr[None, :] * proposed, to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None], scale
 
     def record(epoch: int) -> None:
         if epoch in records:
             k = records.index(epoch)
-            state["objective"][:, active, k] = to_numpy(objective(theta, X, y, lam)).astype(np.float64)
+            scale = None if loss_scale is None else loss_scale[..., 0]
+            state["objective"][:, active, k] = to_numpy(objective(theta, X, y, lam, scale)).astype(np.float64)
             state["objective64"][:, active, k] = (
-                state["objective"][:, active, k] if dtype == "float64" else to_numpy(objective(xp.astype(theta, xp.float64), X64, y64, lam))
+                state["objective"][:, active, k] if dtype == "float64"
+                else to_numpy(objective(xp.astype(theta, xp.float64), X64, y64, lam, None if scale is None else xp.astype(scale, xp.float64)))
             )
 
-    n_base, lr_theta, lr_alpha, log_rho = arrays_for(active)
+    n_base, lr_theta, lr_alpha, log_rho, loss_scale = arrays_for(active)
     first_epoch = state["step"]
     if first_epoch == 0:
         record(0)
@@ -283,14 +298,15 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
             for part in slices:
                 X_b, y_b = Xp[:, part, :], yp[:, :, part]
                 r = xp.matmul(theta, XpT[:, :, part]) - y_b  # (S, R, B)
-                losses = r * r
+                rs = r if loss_scale is None else loss_scale * r  # l_i = r_i rs_i; d l_i / d theta = 2 rs_i x_i
+                losses = r * rs
                 if peak_b.shape[-1] not in (1, losses.shape[-1]):  # the partial batch
                     peak_b = xp.max(peak_b, axis=-1, keepdims=True)
                 peak_b = xp.maximum(peak_b, losses)
                 coef_base = baseline_weights(losses[:, :n_base, :], lam)
                 w = proposed_weights(losses[:, n_base:, :], alpha[:, n_base:, None], log_rho, lam)
                 coef = xp.concat([coef_base, w / (part.stop - part.start)], axis=1)
-                grad_theta = 2.0 * xp.matmul(coef * r, X_b)
+                grad_theta = 2.0 * xp.matmul(coef * rs, X_b)
                 grad_alpha = 1.0 - xp.sum(coef, axis=-1)  # the baseline's alpha has lr 0 (lr_alpha)
                 theta, buf_theta = nesterov_update(theta, buf_theta, grad_theta, lr_theta)
                 alpha, buf_alpha = nesterov_update(alpha, buf_alpha, grad_alpha, lr_alpha)
@@ -315,7 +331,7 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
                 kept = to_backend(np.nonzero(keep)[0], backend, device)
                 active, theta, alpha, peak, peak_b = active[keep], theta[:, kept], alpha[:, kept], peak[:, kept], peak_b[:, kept]
                 buf_theta, buf_alpha = buf_theta[:, kept], buf_alpha[:, kept]
-                n_base, lr_theta, lr_alpha, log_rho = arrays_for(active)
+                n_base, lr_theta, lr_alpha, log_rho, loss_scale = arrays_for(active)
             if checkpoint is not None and checkpoint.due(epoch) and epoch < epochs:
                 full_theta[:, active], full_alpha[:, active] = to_numpy(theta), to_numpy(alpha)
                 bt, ba = state["buf_theta"], state["buf_alpha"]
@@ -361,15 +377,3 @@ def torch_single_thread():
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def converged(run: dict, precision: str = "objective64") -> np.ndarray:
-    """The logbook's rule per (stream, configuration): finite at the end and L_final <= L_0."""
-    final = run[precision][..., -1]
-    return run["finite"] & np.isfinite(final) & (final <= run["L0"])
-
-
-def largest_stable_eta(stable: np.ndarray, etas: Sequence[float]) -> float | None:
-    """The largest eta whose runs are stable on every stream (stable: (S, len(etas))), or None."""
-    ok = [eta for eta, column in zip(etas, stable.T) if column.all()]
-    return max(ok) if ok else None

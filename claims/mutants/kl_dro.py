@@ -50,8 +50,8 @@ MUTANTS = [
     Mutant(
         "kl-dro-gradient-factor-2-dropped",
         target="kernels.kl_dro:sgd_runs",
-        old="grad_theta = 2.0 * xp.matmul(coef * r, X_b)",
-        new="grad_theta = xp.matmul(coef * r, X_b)",
+        old="grad_theta = 2.0 * xp.matmul(coef * rs, X_b)",
+        new="grad_theta = xp.matmul(coef * rs, X_b)",
         why="d/dtheta (x theta - y)^2 = 2 r x without its factor 2 (half the stepsize)",
     ),
     Mutant(
@@ -74,5 +74,21 @@ MUTANTS = [
         old="w / (part.stop - part.start)",
         new="w",
         why="estimator (19) summed over the batch instead of averaged",
+    ),
+    Mutant(
+        "kl-dro-proposed-theta-frozen",
+        target="kernels.kl_dro:sgd_runs",
+        old="return n_base, lr[None, :, None], lr[None, :] * proposed,",
+        new="return n_base, (lr * (1.0 - proposed[0]))[None, :, None], lr[None, :] * proposed,",
+        why="the proposed runs train alpha only (theta left out of the optimiser's parameters): theta stays at theta_0, so L_final = L_0 "
+            "and the logbook's rule calls every proposed run converged (the printed claim would come out true)",
+    ),
+    Mutant(
+        "kl-dro-proposed-step-over-batch",
+        target="kernels.kl_dro:sgd_runs",
+        old="lr = to_backend(etas[active_now], backend, device)",
+        new="lr = to_backend((etas[active_now] / np.where(active_now >= n_base_all, batch, 1)).astype(etas.dtype), backend, device)",
+        why="the proposed runs' stepsize divided by the batch size (a per-sample stepsize convention applied to the batch-mean estimator): "
+            "at batch 10, eta = 1e-4 acts as 1e-5, inside the table's stable region for large rho (the printed claim can come out true)",
     ),
 ]
