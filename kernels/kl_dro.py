@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kernels.backend import namespace, to_backend, to_numpy
+from kernels.backend import namespace, to_backend, to_numpy, torch_cpu_single_thread
 from kernels.seeding import keyed_rng
 
 LAMBDA = 1.0
@@ -288,7 +288,7 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
     # running elementwise maximum of the batch losses (reduced over the batch at epoch ends: cheaper)
     peak_b = xp.zeros_like(theta[:, :, :1]) + xp.reshape(peak, (*peak.shape, 1))
     # the per-step arrays are tiny: extra threads only spin (and fight -n workers for the cores)
-    single_thread = _blas_single_thread() if xp is np else torch_single_thread() if str(device).startswith("cpu") else contextlib.nullcontext()
+    single_thread = _blas_single_thread() if xp is np else torch_cpu_single_thread("torch", device)
     with single_thread, np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for epoch in range(first_epoch + 1, epochs + 1):
             perm = to_backend(streams.permutations(epoch - 1, n), backend, device)
@@ -364,16 +364,3 @@ def _blas_single_thread():
     except ImportError:  # a scikit-learn dependency; without it, BLAS keeps its threads
         return contextlib.nullcontext()
     return threadpool_limits(1, user_api="blas")
-
-
-@contextlib.contextmanager
-def torch_single_thread():
-    """torch on one CPU thread for the block (small per-step tensors: more threads only spin)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
