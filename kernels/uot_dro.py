@@ -16,10 +16,13 @@ Setup (CLAIMS.md, "DRO (L5, L6)"; the authors' released `uot-dro/` code for what
   split: the UOT-DRO objective both methods minimise, the released code's `eval_loss`.
 
 Every run (method x stepsize x seed) advances in ONE batched program: the parameters of R runs are
-stacked along a leading axis and the model is applied with `torch.func.functional_call` under
-`torch.func.vmap`, so a step is one batched forward / backward for all R runs. A run whose loss,
-gradient or parameters become non-finite is recorded as overflowed at that step and frozen at its
-last finite parameters; the other runs never see it. CPU and CUDA.
+stacked along a leading axis and a step is batched forward / backward passes over all R runs, each on
+its own image: the convolutions as batched matrix products with a hand-written backward that computes
+only the gradients asked for (`_OneImagePerRun`; evaluation, with many images per run, uses grouped
+convolutions under autograd). On the CPU the runs are taken in groups of RUN_GROUP, so that a group's
+FC-128 weights (4.7 MB a run, read 13 times per DRO step) are still in cache when read again. A run
+whose loss, gradient or parameters become non-finite is recorded as overflowed at that step and frozen
+at its last finite parameters; the other runs never see it. CPU and CUDA.
 """
 from __future__ import annotations
 
@@ -43,6 +46,9 @@ INNER_MOMENTUM = 0.4
 INNER_LR = 0.1  # divided by lambda
 METHODS = ("baseline", "proposed", "erm")  # the order of the blocks of a batch
 STREAM_BLOCK = 4096  # the sample stream is drawn in keyed blocks, so position = step (resumable)
+RUN_GROUP = 4  # CPU: about this many runs' gradients are computed together (their FC-128 weights, 19 MB, stay
+# in cache through the inner maximisation): at R = 24 all at once was 7 % slower, groups of 2 or 8 4-13 %
+# slower; a group is not split off for one run (R = 5, the full tier's program: one group, 10 % faster)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,19 +105,156 @@ def sample_indices(master_seed: int, seed: int, start: int, count: int, n: int) 
 def forward_parts(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """R runs at once: params stacked (R, ...), images x (R, B, 1, 28, 28), run r's images in row r.
 
-    The convolutions are grouped convolutions (group r holds run r's filters; channels-last, where
-    the CPU's pooling is fast), the dense layers batched matrix products. Returns (logits (R, B, 10),
-    the pooled features a (R, B, 9216) and the FC-128 pre-activation (R, B, 128)).
+    Returns (logits (R, B, 10), the pooled features a (R, B, 9216) and the FC-128 pre-activation
+    (R, B, 128)).
     """
+    a, pre = forward_features(params, x)
+    logits = torch.baddbmm(params["fc2.bias"].unsqueeze(1), F.relu(pre), params["fc2.weight"].transpose(1, 2))
+    return logits, a, pre
+
+
+def forward_features(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a, pre) of R runs on their images x (R, B, 1, 28, 28). One image per run (B = 1: a training
+    step) goes through the one-image-per-run program below (batched matrix products, its own backward);
+    many (B > 1: evaluation, one run on a chunk of images) through features_grouped, where a run's
+    filters see the B images at once."""
+    if x.shape[1] == 1:
+        weights = (params[name] for name in ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", FC1, "fc1.bias"))
+        pre, a = _OneImagePerRun.apply(x, *weights, params.get(CONV2_TAPS))
+        return a, pre
+    return features_grouped(params, x)
+
+
+def features_grouped(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a, pre) by grouped convolutions (group r holds run r's filters; channels-last, where the CPU's
+    pooling is fast) and a batched matrix product, differentiated by autograd: any B."""
     runs, batch = x.shape[:2]
     h = x.transpose(0, 1).reshape(batch, runs, 28, 28).contiguous(memory_format=torch.channels_last)
     h = F.relu(F.conv2d(h, params["conv1.weight"].reshape(runs * 32, 1, 3, 3), params["conv1.bias"].reshape(-1), groups=runs))
     h = F.relu(F.conv2d(h, params["conv2.weight"].reshape(runs * 64, 32, 3, 3), params["conv2.bias"].reshape(-1), groups=runs))
     h = F.max_pool2d(h, 2)  # (B, R * 64, 12, 12)
     a = h.reshape(batch, runs, 9216).transpose(0, 1)  # flattened as nn.Module's flatten: (channel, row, column)
-    pre = torch.baddbmm(params["fc1.bias"].unsqueeze(1), a, params[FC1].transpose(1, 2))
-    logits = torch.baddbmm(params["fc2.bias"].unsqueeze(1), F.relu(pre), params["fc2.weight"].transpose(1, 2))
-    return logits, a, pre
+    return a, torch.baddbmm(params["fc1.bias"].unsqueeze(1), a, params[FC1].transpose(1, 2))
+
+
+# The one-image-per-run program. Each run's activations are channels-last matrices (positions x
+# channels), so a 3x3 convolution is a sum of nine batched matrix products, one per tap, each taking
+# the input rows shifted by that tap's offset (the "wide row" form: an image row keeps its full
+# input width, the columns past the valid output are computed and never read). No im2col copy; the
+# pooling and its gradient run over contiguous channel vectors.
+#
+#   x (R, 28, 28) -> conv1 + ReLU: h1 (R, 26 * 26, 32), rows 26 wide
+#                 -> conv2: c2 (R, 622, 64), rows 26 wide (622 = 23 * 26 + 24: the last valid position + 1)
+#                 -> 2x2 max-pool + ReLU (ReLU and max commute): m (R, 12, 12, 64) -> a (R, 1, 9216) in
+#                    nn.Module's flatten order (channel, row, column) -> FC-128: pre (R, 1, 128)
+#
+# The backward sends the pool's gradient to the first maximum of each window in scan order, as
+# max_pool2d does, into a zero-bordered 28 x 28 plane, from which conv2's input gradient is the full
+# correlation with the flipped filters (again nine shifted products, rows 28 wide); it computes only
+# the gradients asked for (the inner maximisation asks for the input's alone).
+
+CONV2_TAPS = "conv2.taps"  # optional params entry: conv2_taps(conv2.weight), prepared once for many calls
+_PLANES: dict[tuple, torch.Tensor] = {}  # zero-bordered gradient planes, reused (only the interior is written)
+
+
+def conv2_taps(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """conv2's filters (R, 64, 32, 3, 3) as per-tap matrices: (9, R, 32, 64) for the forward product and
+    (9, R, 64, 32) for the input gradient, tap t = 3 kh + kw."""
+    runs = weight.shape[0]
+    return weight.permute(3, 4, 0, 2, 1).contiguous().view(9, runs, 32, 64), weight.permute(3, 4, 0, 1, 2).contiguous().view(9, runs, 64, 32)
+
+
+def _shifted(t: torch.Tensor, rows: int, width: int) -> list[torch.Tensor]:
+    """The nine views t[:, off : off + rows] (off = kh * width + kw, tap order) of t (R, P, C) contiguous."""
+    runs, _, channels = t.shape
+    v = t.as_strided((3, 3, runs, rows, channels), (width * channels, channels, t.stride(0), channels, 1), t.storage_offset())
+    return [tap for row in v.unbind(0) for tap in row.unbind(0)]
+
+
+def _windows(t: torch.Tensor, width: int, offset: int = 0) -> torch.Tensor:
+    """The 2x2 pooling windows (R, 12, 2, 12, 2, 64) of a 24 x 24 x 64 map stored with rows `width` wide."""
+    runs = t.shape[0]
+    row = width * 64
+    return t.as_strided((runs, 12, 2, 12, 2, 64), (t.stride(0), 2 * row, row, 128, 64, 1), t.storage_offset() + offset * 64)
+
+
+def _gradient_plane(runs: int, like: torch.Tensor) -> torch.Tensor:
+    key = (runs, like.dtype, like.device)
+    plane = _PLANES.get(key)
+    if plane is None:
+        if len(_PLANES) >= 16:
+            _PLANES.clear()
+        plane = _PLANES[key] = torch.zeros(runs, 28 * 28, 64, dtype=like.dtype, device=like.device)
+    return plane
+
+
+class _OneImagePerRun(torch.autograd.Function):
+    """(pre, a) of R runs on one image each: x (R, 1, 1, 28, 28), parameters stacked (R, ...)."""
+
+    @staticmethod
+    def forward(ctx, x, w1, b1, w2, b2, wf, bf, taps):  # noqa: D102
+        runs = x.shape[0]
+        cols = x.reshape(runs, 28, 28).unfold(1, 26, 1).unfold(2, 26, 1).reshape(runs, 9, 676)
+        h1 = torch.baddbmm(b1.unsqueeze(1), cols.transpose(1, 2), w1.view(runs, 32, 9).transpose(1, 2)).relu_()
+        forward_taps, backward_taps = taps if taps is not None else conv2_taps(w2)
+        products = zip(_shifted(h1, 622, 26), forward_taps.unbind(0))
+        h, w = next(products)
+        c2 = torch.baddbmm(b2.unsqueeze(1), h, w)
+        for h, w in products:
+            c2.baddbmm_(h, w)
+        win = _windows(c2, 26)
+        m = torch.maximum(torch.maximum(win[:, :, 0, :, 0], win[:, :, 0, :, 1]), torch.maximum(win[:, :, 1, :, 0], win[:, :, 1, :, 1]))
+        a = m.view(runs, 144, 64).transpose(1, 2).relu().reshape(runs, 1, 9216)
+        pre = torch.baddbmm(bf.unsqueeze(1), a, wf.transpose(1, 2))
+        ctx.save_for_backward(cols, h1, c2, m, a, w1, wf, backward_taps)
+        ctx.mark_non_differentiable(a)
+        return pre, a
+
+    @staticmethod
+    def backward(ctx, g_pre, _):  # noqa: D102
+        cols, h1, c2, m, a, w1, wf, backward_taps = ctx.saved_tensors
+        need_x, need_w1, need_b1, need_w2, need_b2, need_wf, need_bf, _ = ctx.needs_input_grad
+        runs = h1.shape[0]
+        g_x = g_w1 = g_b1 = g_w2 = g_b2 = g_wf = g_bf = None
+        if need_bf:
+            g_bf = g_pre.sum(1)
+        if need_wf:
+            g_wf = torch.bmm(g_pre.transpose(1, 2), a)
+        if not (need_x or need_w1 or need_b1 or need_w2 or need_b2):
+            return g_x, g_w1, g_b1, g_w2, g_b2, g_wf, g_bf, None
+        g_a = torch.ops.aten.threshold_backward(torch.bmm(g_pre, wf), a, 0)  # through the ReLU after the pool
+        if need_b2:
+            g_b2 = g_a.view(runs, 64, 144).sum(2)
+        # the pool: each window's gradient goes to its first maximum in scan order (max_pool2d's choice);
+        # rest * sign(m - value) keeps rest where the value is below the maximum and zeroes it where it is one
+        plane = _gradient_plane(runs, c2)
+        slots, win = _windows(plane, 28, offset=2 * 28 + 2), _windows(c2, 26)
+        rest = g_a.view(runs, 64, 144).transpose(1, 2).contiguous().view(runs, 12, 12, 64)
+        for di, dj in ((0, 0), (0, 1), (1, 0)):
+            later = rest * torch.sign(m - win[:, :, di, :, dj])
+            torch.sub(rest, later, out=slots[:, :, di, :, dj])
+            rest = later
+        slots[:, :, 1, :, 1] = rest
+        if need_w2:  # sum over the valid positions of (input at the tap's offset) x (gradient), per tap
+            g_c2 = torch.zeros_like(c2)
+            g_c2.as_strided((runs, 24, 24, 64), (c2.stride(0), 26 * 64, 64, 1)).copy_(plane.view(runs, 28, 28, 64)[:, 2:26, 2:26])
+            g_w2 = torch.stack([torch.bmm(g_c2.transpose(1, 2), h) for h in _shifted(h1, 622, 26)], dim=-1).view(runs, 64, 32, 3, 3)
+        if need_x or need_w1 or need_b1:
+            products = zip(reversed(_shifted(plane, 726, 28)), backward_taps.unbind(0))  # tap (kh, kw) reads offset (2 - kh, 2 - kw)
+            g, w = next(products)
+            g_h1 = torch.bmm(g, w)  # (R, 726, 32), rows 28 wide
+            for g, w in products:
+                g_h1.baddbmm_(g, w)
+            g_h1 = g_h1.as_strided((runs, 26, 26, 32), (g_h1.stride(0), 28 * 32, 32, 1))
+            g_h1 = torch.ops.aten.threshold_backward(g_h1, h1.view(runs, 26, 26, 32), 0).view(runs, 676, 32)
+            if need_b1:
+                g_b1 = g_h1.sum(1)
+            if need_w1:
+                g_w1 = torch.bmm(g_h1.transpose(1, 2), cols.transpose(1, 2)).view(runs, 32, 1, 3, 3)
+            if need_x:
+                g_cols = torch.bmm(w1.view(runs, 32, 9).transpose(1, 2), g_h1.transpose(1, 2))  # (R, 9, 676)
+                g_x = F.fold(g_cols, (28, 28), 3).view(runs, 1, 1, 28, 28)
+        return g_x, g_w1, g_b1, g_w2, g_b2, g_wf, g_bf, None
 
 
 def forward(params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
@@ -120,8 +263,9 @@ def forward(params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
 
 
 def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA)."""
-    onehot = F.one_hot(labels, logits.shape[-1]).to(logits.dtype)
+    """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA; the one-hot by a
+    comparison, which needs no check of the labels' range and so no host synchronisation)."""
+    onehot = (labels.unsqueeze(-1) == torch.arange(logits.shape[-1], device=labels.device)).to(logits.dtype)
     return torch.logsumexp(logits, dim=-1) - (logits * onehot).sum(dim=-1)
 
 
@@ -157,9 +301,11 @@ def inner_objective(params: dict[str, torch.Tensor], z: torch.Tensor, x: torch.T
 def inner_maximise(params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA, steps: int = INNER_STEPS, trace: bool = False):
     """z* ~ argmax_z l(theta; z, y) - lambda ||z - x||^2 by Nesterov ascent from z = x (per run, image).
 
-    params are held fixed (detached). With trace=True also returns the objective at z_0 = x, z_1, ..., z_5.
+    params are held fixed (detached; conv2's per-tap filters prepared once for the steps). With trace=True
+    also returns the objective at z_0 = x, z_1, ..., z_5.
     """
     frozen = {name: p.detach() for name, p in params.items()}
+    frozen[CONV2_TAPS] = conv2_taps(frozen["conv2.weight"])
     lr, momentum = INNER_LR / lam, INNER_MOMENTUM
     u, v = x.clone(), torch.zeros_like(x)
     values = []
@@ -267,6 +413,13 @@ def _rows(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return mask.view(-1, *[1] * (like.dim() - 1))
 
 
+def _joined(parts: list[tuple]) -> tuple:
+    """Per-group results (tensors and dicts of tensors, rows along the first axis) joined along the rows."""
+    def join(items):
+        return {k: torch.cat([item[k] for item in items]) for k in items[0]} if isinstance(items[0], dict) else torch.cat(items)
+    return tuple(join(items) for items in zip(*parts))
+
+
 def _max_abs(tensor: torch.Tensor) -> torch.Tensor:
     """max |entry| per run (NaN if any entry is NaN), in float64."""
     return torch.linalg.vector_norm(tensor.flatten(1), ord=math.inf, dim=1).double()
@@ -275,7 +428,8 @@ def _max_abs(tensor: torch.Tensor) -> torch.Tensor:
 class Program:
     """R runs as one batched tensor program: stacked parameters, per-run stepsize, overflow and freeze.
 
-    A step computes every run's gradient in one batched forward / backward. A run whose loss, gradient
+    A step computes every run's gradient by batched forward / backward passes (groups of RUN_GROUP runs
+    on the CPU), then updates every run in one batched update. A run whose loss, gradient
     or parameters turn non-finite is recorded (its step, the exponent it reached) and frozen at its last
     finite parameters: it leaves the batch, so it costs nothing afterwards and cannot touch the others.
 
@@ -346,21 +500,39 @@ class Program:
 
     # -- one SGD step of every run ---------------------------------------------------------------
     def step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """One step of the runs in the batch: x (R, 1, 1, 28, 28) and y (R, 1), row r's image in row r."""
+        """One step of the runs in the batch: x (R, 1, 1, 28, 28) and y (R, 1), row r's image in row r.
+
+        The gradients are computed for groups of about RUN_GROUP rows at a time on the CPU (all rows at
+        once on a GPU), then every run is updated in one batched update.
+        """
+        count = len(self.rows)
+        groups = max(1, round(count / RUN_GROUP)) if self.device.type == "cpu" else 1
+        bounds = [round(i * count / groups) for i in range(groups + 1)]  # sizes within one of each other
+        parts = [self._gradients(start, stop, x, y) for start, stop in zip(bounds, bounds[1:])]
+        losses, lhat, grads, grad_alpha, grad_pre, features = parts[0] if len(parts) == 1 else _joined(parts)
+        self.step_count += 1
+        self._update(losses, lhat, grads, grad_alpha, grad_pre, features)
+        return losses
+
+    def _gradients(self, start: int, stop: int, x: torch.Tensor, y: torch.Tensor):
+        """(losses, lhat, gradients of the small parameters, of alpha, of the FC-128 pre-activation, the
+        pooled features) of batch rows start .. stop - 1 on their images x, labels y."""
         nb, npr, _ = self.blocks
         dro = nb + npr
+        blocks = (max(0, min(stop, nb) - start), max(0, min(stop, dro) - max(start, nb)), max(0, stop - max(start, dro)))
+        params = {k: p[start:stop] for k, p in self.params.items()}
+        x, y = x[start:stop], y[start:stop]
+        split = blocks[0] + blocks[1]  # rows of DRO runs
         u = x
-        if dro:  # ERM runs (the last block) train on the clean image: z = x, no inner maximisation
-            u = torch.cat([inner_maximise({k: p[:dro] for k, p in self.params.items()}, x[:dro], y[:dro]), x[dro:]])
-        small = {k: p.detach().requires_grad_(True) for k, p in self.params.items() if k != FC1}
-        alpha = self.alpha.detach().requires_grad_(True)
-        logits, features, pre = forward_parts({**small, FC1: self.params[FC1]}, u)
-        lhat = cross_entropy(logits, y) - LAMBDA * (u - x).pow(2).sum(dim=(-3, -2, -1))  # (R, 1)
-        losses = run_objectives(lhat, alpha, (nb, npr, len(self.rows) - dro))
+        if split:  # ERM runs (the last block) train on the clean image: z = x, no inner maximisation
+            u = torch.cat([inner_maximise({k: p[:split] for k, p in params.items()}, x[:split], y[:split]), x[split:]])
+        small = {k: p.detach().requires_grad_(True) for k, p in params.items() if k != FC1}
+        alpha = self.alpha[start:stop].detach().requires_grad_(True)
+        logits, features, pre = forward_parts({**small, FC1: params[FC1]}, u)
+        lhat = cross_entropy(logits, y) - LAMBDA * (u - x).pow(2).sum(dim=(-3, -2, -1))  # (rows, 1)
+        losses = run_objectives(lhat, alpha, blocks)
         grads = torch.autograd.grad(losses.sum(), [*small.values(), alpha, pre])
-        self.step_count += 1
-        self._update(losses.detach(), lhat.detach(), dict(zip(small, grads[:-2])), grads[-2], grads[-1], features.detach())
-        return losses.detach()
+        return losses.detach(), lhat.detach(), dict(zip(small, grads[:-2])), grads[-2], grads[-1], features.detach()
 
     def _update(self, losses, lhat, grads, grad_alpha, grad_pre, features) -> None:
         nb, npr, _ = self.blocks
