@@ -250,6 +250,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         session.config.workeroutput["claims_selected"] = sorted(state.selected)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """The controller learns what each worker collected as soon as it has, so a run interrupted before
+    its workers report back still calls a collected claim `not run`, not `not selected` (the claim of a
+    collected test is found through the registry's `tests` module)."""
+    state = state_of(node.config)
+    if state is None:
+        return
+    for module in {nodeid.split("::", 1)[0] for nodeid in ids}:
+        state.selected.update(claim.id for claim in state.registry.claims_of_module(module))
+
+
 def pytest_testnodedown(node: Any, error: Any) -> None:
     state = state_of(node.config)
     if state is None:

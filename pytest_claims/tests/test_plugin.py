@@ -239,6 +239,19 @@ def test_a_subset_says_not_selected(project):
 
 
 @pytest.mark.smoke
+def test_under_xdist_a_collected_claim_counts_as_selected_before_its_worker_reports(project):
+    """A run interrupted before its workers report back (their workeroutput is lost) must still call a
+    collected claim `not run`, not `not selected`: the controller takes it from the collection ids."""
+    from types import SimpleNamespace
+
+    from pytest_claims import plugin
+
+    config = project().parseconfigure("-m", "smoke")
+    plugin.pytest_xdist_node_collection_finished(SimpleNamespace(config=config), ["test_triangle.py::test_formula[smoke]"])
+    assert plugin.state_of(config).selected == {"toy/triangle"}
+
+
+@pytest.mark.smoke
 def test_scale_free_statements_run_in_every_tier(project):
     pytester = project()
     result = pytester.runpytest_inprocess("-m", "full")
