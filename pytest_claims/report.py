@@ -90,8 +90,32 @@ def _key_numbers(record: dict[str, Any]) -> str:
             lines.append(f"{esc(entry['label'])} = <b>{number(values[0]['value'], 80)}</b>")
         else:
             shown = "; ".join(f"<b>{number(v['value'], 60)}</b> [{esc(v['run'])}]" for v in values)
+            if len(values) > INLINE_VALUES:  # a parametrised statement: its range per tier, every value folded
+                shown = f"{_ranges_by_tier(values)} <details><summary>all {len(values)}</summary>{shown}</details>"
             lines.append(f"{esc(entry['label'])} = {shown}")
     return "<br>".join(lines) or "&mdash;"
+
+
+INLINE_VALUES = 4  # more values than this (one per parametrised run) are summarised as a range per tier
+
+
+def _ranges_by_tier(values: list[dict[str, Any]]) -> str:
+    """'<b>lo</b> .. <b>hi</b> [tier, n runs]' per tier, in order of appearance (the one value if all are
+    equal; the first value and a count where they are not all numbers)."""
+    tiers: dict[str, list[Any]] = {}
+    for v in values:
+        tiers.setdefault(str(v.get("tier", "")), []).append(v["value"])
+    parts = []
+    for tier, items in tiers.items():
+        numeric = [x for x in items if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        where = f"[{esc(tier)}, {len(items)} run{'s' if len(items) > 1 else ''}]"
+        if len(numeric) == len(items) and min(numeric) != max(numeric):
+            parts.append(f"<b>{number(min(numeric), 30)}</b> .. <b>{number(max(numeric), 30)}</b> {where}")
+        elif all(x == items[0] for x in items):
+            parts.append(f"<b>{number(items[0], 60)}</b>{' (all)' if len(items) > 1 else ''} {where}")
+        else:
+            parts.append(f"<b>{number(items[0], 60)}</b>, ... {where}")
+    return "; ".join(parts)
 
 
 def evidence_table(evidence: dict[str, Any]) -> str:

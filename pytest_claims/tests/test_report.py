@@ -1,0 +1,33 @@
+"""The claim table's key numbers: a parametrised statement's many values shown as a range per tier."""
+from __future__ import annotations
+
+import pytest
+
+from pytest_claims.report import INLINE_VALUES, _key_numbers
+
+
+def _entry(values: list[tuple[str, str, object]]) -> dict:
+    return {"key_numbers": [{"label": "s: x", "values": [{"run": r, "tier": t, "value": v} for r, t, v in values]}]}
+
+
+@pytest.mark.smoke
+def test_few_values_are_listed_inline():
+    html = _key_numbers(_entry([("full", "full", 1.5), ("smoke", "smoke", 2.5)]))
+    assert "<b>1.5</b> [full]" in html and "<b>2.5</b> [smoke]" in html and "<details>" not in html
+
+
+@pytest.mark.smoke
+def test_many_values_show_each_tiers_range_and_fold_the_rest():
+    values = [(f"full-{i}", "full", float(i)) for i in range(INLINE_VALUES + 2)] + [("smoke", "smoke", 0.25)]
+    html = _key_numbers(_entry(values))
+    summary, folded = html.split("<details>")
+    assert f"<b>0</b> .. <b>{INLINE_VALUES + 1}</b> [full, {INLINE_VALUES + 2} runs]" in summary
+    assert "<b>0.25</b> [smoke, 1 run]" in summary
+    assert all(f"[full-{i}]" in folded for i in range(INLINE_VALUES + 2))
+
+
+@pytest.mark.smoke
+def test_equal_and_non_numeric_values():
+    html = _key_numbers(_entry([(f"r{i}", "full", 0) for i in range(INLINE_VALUES + 1)] + [(f"t{i}", "gpu", "a" if i else "b") for i in range(2)]))
+    assert f"<b>0</b> (all) [full, {INLINE_VALUES + 1} runs]" in html
+    assert "<b>b</b>, ... [gpu, 2 runs]" in html
