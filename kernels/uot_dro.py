@@ -154,7 +154,9 @@ def features_grouped(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
 # the gradients asked for (the inner maximisation asks for the input's alone).
 
 CONV2_TAPS = "conv2.taps"  # optional params entry: conv2_taps(conv2.weight), prepared once for many calls
-_PLANES: dict[tuple, torch.Tensor] = {}  # zero-bordered gradient planes, reused (only the interior is written)
+# Zero-bordered gradient planes, reused (only the interior is written): a fresh zeroed plane per backward
+# measured 9-13 % slower at R = 24 (new pages on every call)
+_PLANES: dict[tuple, torch.Tensor] = {}
 
 
 def conv2_taps(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -20,6 +20,7 @@ from scipy import stats
 
 from fixtures import uot_dro as fx
 from kernels import safe_kl, uot_dro
+from kernels.stats import clopper_pearson_lower, clopper_pearson_upper, mean_lower_bound
 from pytest_claims import statement_holds
 
 L6 = fx.L6
@@ -185,19 +186,12 @@ def test_stress_stepsize_contrast(pytestconfig, options, evidence):
     )
 
 
-def _clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    a = (1 - level) / 2
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
-    return lo, hi
-
-
 def _baseline_overflow_evidence(run: dict, lr: float) -> dict:
     rows = fx.select(run, "baseline", lr)
     steps = run["overflow_step"][rows]
     over = steps[steps > 0]
     k, n = int(len(over)), int(len(rows))
-    lo, hi = _clopper_pearson(k, n)
+    lo, hi = clopper_pearson_lower(k, n, 0.975), clopper_pearson_upper(k, n, 0.975)  # the two-sided 95% interval
     return {
         "overflowed": f"{k}/{n}",
         "seeds": [int(run["runs"][i][2]) for i in rows],  # every seed (the released evaluation leaves seed 8 out of the baseline's curves)
@@ -442,7 +436,7 @@ def accuracy_fall(run: dict, seeds: int) -> tuple[dict, list[tuple[bool, str]]]:
         d = per[name]["drop"][per[name]["finite"]]
         mean_drop[name] = float(np.mean(d)) if len(d) else float("nan")
         # reported, not asserted: the one-sided 99% upper confidence bound on the method's mean drop
-        upper[name] = float(mean_drop[name] + stats.t.ppf(1 - FALL_LEVEL, len(d) - 1) * np.std(d, ddof=1) / math.sqrt(len(d))) if len(d) > 1 else float("nan")
+        upper[name] = -mean_lower_bound(-d, 1 - FALL_LEVEL) if len(d) > 1 else float("nan")
     found = {
         "compared_steps": [steps[mid], steps[end]],
         "drops_per_seed": {name: dict(zip(p["seeds"], [fx.plain(v) for v in p["drop"]])) for name, p in per.items()},
