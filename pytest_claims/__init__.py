@@ -5,7 +5,27 @@ claim verdicts, evidence on the test reports, a keyed resumable result store, mu
 statement's power, merged runs, and an HTML verdict report.
 """
 from pytest_claims.assertions import statement_allclose
+from pytest_claims.decide import StatementInconclusive, decide_interval, decide_rate, decide_test, statement_inconclusive
 from pytest_claims.registry import ClaimRefuted, statement_holds
 from pytest_claims.store import current_store
 
-__all__ = ["ClaimRefuted", "current_store", "statement_allclose", "statement_holds"]
+
+def registered_false_alarm() -> float:
+    """The running statement test's registered false-alarm probability at its tier (see plugin)."""
+    from pytest_claims.plugin import registered_false_alarm as found
+
+    return found()
+
+
+__all__ = [
+    "ClaimRefuted",
+    "StatementInconclusive",
+    "current_store",
+    "decide_interval",
+    "decide_rate",
+    "decide_test",
+    "registered_false_alarm",
+    "statement_allclose",
+    "statement_holds",
+    "statement_inconclusive",
+]

@@ -6,7 +6,12 @@ A smoke run, CPU full-tier shards (pytest-split groups) and a GPU night each wri
 merge takes the union of their statement runs and recomputes every claim verdict by the rules of a
 single run, so each statement counts at the tier that decides it. Each input is kept as provenance
 (tier, host, device, commit, date). A test whose outcome differs between runs, or a claim whose
-registry record differs, makes the claim broken. Runs with different master seeds are not merged.
+registry record differs, makes the claim broken.
+
+Runs under different master seeds are a replication set: the runs of each seed are merged as above,
+and the report shows, per claim and statement test, the outcome under each seed and "replicated on k
+of K master seeds", claims whose verdict differs between seeds first. A claim whose verdict differs
+between seeds is broken in the merged verdicts (a verdict must not depend on the seed).
 Shards of one tier merge into exactly the verdicts of the unsharded run (apart from `runs` and
 `timings`).
 """
@@ -60,11 +65,71 @@ def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
+    """One seed: the union of the runs. Several: a replication set (see the module's docstring)."""
     if not payloads:
         raise MergeError("nothing to merge")
-    seeds = sorted({str(p.get("seed")) for p in payloads})
-    if len(seeds) > 1:
-        raise MergeError(f"runs with different master seeds cannot be merged: {seeds}")
+    seeds = list(dict.fromkeys(str(p.get("seed")) for p in payloads))
+    if len(seeds) == 1:
+        return merge_one_seed(payloads, sources)
+    per_seed = {}
+    for seed in seeds:
+        chosen = [i for i, p in enumerate(payloads) if str(p.get("seed")) == seed]
+        per_seed[seed] = merge_one_seed([payloads[i] for i in chosen], [sources[i] for i in chosen])
+    return replication_set(per_seed)
+
+
+def _most_common(values: list[str]) -> tuple[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    best = max(counts.values())
+    return next(v for v in values if counts[v] == best), best
+
+
+def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The merged payload of the first seed, its claims broken where their verdict differs between seeds,
+    with a `replication` record: per claim and per statement test, the outcome under every seed."""
+    seeds = list(per_seed)
+    first = per_seed[seeds[0]]
+    claims, statements = [], []
+    for record in first["claims"]:
+        verdicts = {seed: next((c["verdict"] for c in per_seed[seed]["claims"] if c["id"] == record["id"]), "absent") for seed in seeds}
+        _, agree = _most_common(list(verdicts.values()))
+        claims.append({"id": record["id"], "key": record["key"], "verdicts": verdicts, "replicated": agree, "of": len(seeds)})
+    tests: dict[str, dict[str, Any]] = {}
+    for seed in seeds:
+        for c in per_seed[seed]["claims"]:
+            for s in c["statements"]:
+                entry = tests.setdefault(s["test"], {"test": s["test"], "claim": c["key"], "statement": s["statement"], "outcomes": {}})
+                entry["outcomes"][seed] = s["outcome"]
+    for entry in tests.values():
+        outcomes = [entry["outcomes"].get(seed, "absent") for seed in seeds]
+        entry["replicated"] = _most_common(outcomes)[1]
+        entry["of"] = len(seeds)
+        statements.append(entry)
+    order = {c["id"]: (c["replicated"] == c["of"], i) for i, c in enumerate(claims)}
+    claims.sort(key=lambda c: order[c["id"]])
+    statements.sort(key=lambda s: (s["replicated"] == s["of"], s["test"]))
+    merged = dict(first)
+    merged["claims"] = []
+    for record in first["claims"]:
+        found = next(c for c in claims if c["id"] == record["id"])
+        if found["replicated"] != found["of"]:
+            shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
+            record = dict(record, verdict="broken", reason=f"the verdict differs between master seeds: {shown}")
+        merged["claims"].append(record)
+    merged["seed"] = seeds
+    merged["runs"] = [dict(run, seed=seed) for seed in seeds for run in per_seed[seed]["runs"]]
+    merged["replication"] = {
+        "seeds": seeds,
+        "claims": claims,
+        "claims_replicated": sum(c["replicated"] == c["of"] for c in claims),
+        "statements": statements,
+    }
+    return merged
+
+
+def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
     claims: dict[str, Claim] = {}
     inputs: dict[str, ClaimInputs] = {}
     drift: dict[str, list[str]] = {}
@@ -124,11 +189,21 @@ def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
         "environment": _common_environment(payloads),
         "papers": papers,
         "claims": summarise(registry, inputs),
+        "false_alarm": _false_alarm_tiers(payloads),
         "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(reference.items())],
         "collection_errors": _unique([e for p in payloads for e in p.get("collection_errors", [])]),
         "runs": runs,
         "timings": {"generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "store": _store_events(payloads)},
     }
+
+
+def _false_alarm_tiers(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """The false-alarm tables of every tier the runs selected."""
+    tiers: dict[str, Any] = {}
+    for payload in payloads:
+        tiers.update(payload.get("false_alarm", {}).get("tiers", {}))
+    budget = next((p["false_alarm"]["budget"] for p in payloads if p.get("false_alarm")), None)
+    return {"budget": budget, "tiers": dict(sorted(tiers.items()))} if tiers else {}
 
 
 def _unique(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

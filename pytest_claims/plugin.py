@@ -27,14 +27,16 @@ from typing import Any
 import pytest
 
 from pytest_claims import report as html_report
+from pytest_claims.decide import StatementInconclusive
 from pytest_claims.evidence import Evidence
 from pytest_claims.mutants import MutantError, applied, catalogue, mutated_code
-from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, load_registry
+from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, false_alarm_budget, load_registry
 from pytest_claims.store import ResultStore, set_current_store
 from pytest_claims.verdicts import (
     ERROR,
     FAILED,
     HELD,
+    INCONCLUSIVE,
     REFUTED,
     SCHEMA_VERSION,
     SKIPPED,
@@ -111,6 +113,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default="")
     parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
     parser.addini("claims_title", "title of the verdict report", default="Claim verification suite")
+    parser.addini("claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3")
     group = parser.getgroup("claims", "claim verification (pytest-claims)")
     group.addoption("--store-dir", dest="claims_store_dir", default=None, help="result store directory (overrides the ini key claims_store_dir)")
     group.addoption("--no-store", dest="claims_no_store", action="store_true", help="compute every stored result fresh and write nothing to the store")
@@ -145,6 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
         registry = load_registry([Path(config.rootpath) / p for p in paths], tiers)
     except RegistryError as error:
         raise pytest.UsageError(str(error)) from None
+    _check_false_alarm_budget(config, registry)
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
     config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
@@ -162,6 +166,17 @@ def pytest_configure(config: pytest.Config) -> None:
     set_current_store(store)
     if not _is_worker(config):
         config.pluginmanager.register(Controller(state), "claims-controller")
+
+
+def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None:
+    raw = config.getini("claims_false_alarm_budget")
+    try:
+        budget = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"ini claims_false_alarm_budget must be a probability, got {raw!r}") from None
+    over = {tier: found["sum"] for tier, found in false_alarm_budget(registry).items() if found["sum"] > budget}
+    if over:
+        raise pytest.UsageError(f"registry: the false-alarm probabilities of tier(s) {over} sum past the budget {budget:g} (claims_false_alarm_budget)")
 
 
 _ACTIVE: list[State] = []  # a stack: pytester runs an inner session inside a test
@@ -304,6 +319,9 @@ def _try_mutant(item: pytest.Item, state: State, name: str) -> MutantResult:
         state.mutant_active = state.store.namespace = state.store.mutated_module = ""
         clear_function_caches(Path(state.config.rootpath))
         state.store.take_events(item.nodeid)
+    undecided = [r for r in reports if getattr(r, "claims_inconclusive", "")]
+    if undecided:  # the statement no longer holds (nor stays refuted) under the mutant: told apart from the kernel
+        return MutantResult(name, True, INCONCLUSIVE, undecided[0].claims_inconclusive[:200])
     failed = [r for r in reports if r.failed]
     if failed:
         report = failed[0]
@@ -353,6 +371,20 @@ def evidence(request: pytest.FixtureRequest) -> Evidence:
     return new_evidence(request.node)
 
 
+def registered_false_alarm() -> float:
+    """The running statement test's registered false-alarm probability at its tier (the level its
+    decisions use, so the number the registry states is the number the test spends)."""
+    state = _ACTIVE[-1] if _ACTIVE else None
+    item = state.current_item if state is not None else None
+    if item is None or STATEMENT not in item.stash:
+        raise RuntimeError("registered_false_alarm() is for a statement test while it runs")
+    claim, statement = item.stash[STATEMENT]
+    tier = declared_tier(item)
+    if tier not in statement.false_alarm:
+        raise RegistryError(f"registry: {claim.id}:{statement.name} decides by a confidence level but states no false_alarm for tier {tier!r}")
+    return statement.false_alarm[tier]
+
+
 def current_evidence() -> tuple[Evidence, pytest.Item] | None:
     """The running test's evidence recorder (created on first use) and the test item."""
     state = _ACTIVE[-1] if _ACTIVE else None
@@ -377,6 +409,8 @@ def _statement_outcome(report: pytest.TestReport, call: pytest.CallInfo[Any]) ->
         return (ERROR, "teardown failed") if report.failed else None
     if report.passed and not hasattr(report, "wasxfail"):
         return HELD, ""
+    if getattr(report, "claims_inconclusive", ""):
+        return INCONCLUSIVE, report.claims_inconclusive
     if report.skipped and hasattr(report, "wasxfail"):
         # xfail(raises=ClaimRefuted): only a recorded refutation gets here; keep its message
         return REFUTED, str(call.excinfo.value)[:800] if call.excinfo is not None else ""
@@ -391,10 +425,36 @@ def _statement_outcome(report: pytest.TestReport, call: pytest.CallInfo[Any]) ->
     return ERROR, f"{call.excinfo.typename}: {str(call.excinfo.value)[:600]}"
 
 
-@pytest.hookimpl(hookwrapper=True)
+def _as_inconclusive(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> None:
+    """A test that raised StatementInconclusive is neither a failure nor a pass: pytest shows it as a
+    skip (with its reason), the plugin as the statement outcome `inconclusive` (also for a strict xfail,
+    whose raises= it does not match)."""
+    if report.when != "call" or call.excinfo is None or not call.excinfo.errisinstance(StatementInconclusive):
+        return
+    message = str(call.excinfo.value)[:800]
+    report.outcome = "skipped"
+    report.longrepr = (str(item_path(report)), 0, f"inconclusive: {message}")
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+    report.claims_inconclusive = message
+    report.user_properties.append(("claims_inconclusive", message))
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    if report.when == "call" and getattr(report, "claims_inconclusive", ""):
+        return "inconclusive", "i", "INCONCLUSIVE"
+    return None
+
+
+def item_path(report: pytest.TestReport) -> str:
+    return report.location[0] if report.location else report.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
     outcome = yield
     report = outcome.get_result()
+    _as_inconclusive(report, call)
     state = state_of(item.config)
     if state is None or state.mutant_active:
         return
@@ -443,6 +503,14 @@ def git_commit(root: Path) -> str:
 
 def tier_of(config: pytest.Config) -> str:
     return config.option.markexpr or "all"
+
+
+def false_alarm_table(registry: Registry, tier: str, budget: Any) -> dict[str, Any]:
+    """The registered false-alarm probabilities of the tiers this run selected (all tiers when the
+    marker expression names none), with their sums."""
+    table = false_alarm_budget(registry)
+    chosen = [t for t in registry.tiers if t in tier.split()] or list(registry.tiers)
+    return {"budget": float(budget), "tiers": {t: table[t] for t in chosen}}
 
 
 class Controller:
@@ -520,6 +588,7 @@ class Controller:
             "environment": environment,
             "papers": state.registry.papers,
             "claims": summarise(state.registry, self.claim_inputs()),
+            "false_alarm": false_alarm_table(state.registry, tier_of(config), config.getini("claims_false_alarm_budget")),
             "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(state.reference.items())],
             "collection_errors": [{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
             "runs": [
@@ -566,6 +635,10 @@ class Controller:
             strength = record.get("power")
             power = f"  [mutants killed {strength['killed']}/{strength['of']}]" if strength else ""
             terminalreporter.write_line(f"{record['key']:>4}  {record['verdict']:<14} {record['id']}{power}  ({record['reason']})")
+        table = payload.get("false_alarm", {})
+        if table.get("tiers"):
+            sums = ", ".join(f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements" for tier, found in table["tiers"].items())
+            terminalreporter.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
         hits = sum(1 for events in payload["timings"]["store"].values() for e in events if e["status"] == "from store")
         terminalreporter.write_line(f"result store: {self.state.store.mode}; {hits} results read from it")
         terminalreporter.write_line(f"report: {self.state.report_dir / 'verdicts.json'} and the html report")

@@ -1,6 +1,7 @@
 """The claim registry (TOML, kept as data) and the exception that records a refutation."""
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ DEFAULT_TIERS = ("smoke", "full", "gpu")
 EXPECTED_STATEMENT = ("holds", "refuted")
 
 CLAIM_FIELDS = {"id", "key", "paper", "where", "text", "provenance", "expected", "tests", "key_numbers", "figure", "statement"}
-STATEMENT_FIELDS = {"name", "text", "expected", "refutes_claim", "required", "decisive_tiers", "scale_free", "mutants"}
+STATEMENT_FIELDS = {"name", "text", "expected", "refutes_claim", "required", "decisive_tiers", "scale_free", "mutants", "false_alarm", "false_alarm_basis"}
 
 
 class ClaimRefuted(AssertionError):
@@ -42,6 +43,15 @@ class Statement:
     decisive_tiers: tuple[str, ...] = DEFAULT_TIERS
     scale_free: bool = False  # gives the same result at any scale: its tests run in every tier
     mutants: tuple[str, ...] = ()  # names of the mutants its tests must kill (change the registered outcome)
+    # The probability, per tier, that its tests end against the registry although the statement is true
+    # (random draws, a chaotic trajectory); absent: no random ingredient decides it. `false_alarm_basis`
+    # says where each number comes from (a test's level, a computed tail, a simulation).
+    false_alarm: dict[str, float] = field(default_factory=dict)
+    false_alarm_basis: str = ""
+
+    def false_alarm_at(self, tier: str) -> float:
+        """The registered false-alarm probability at `tier` (0 where none is registered)."""
+        return float(self.false_alarm.get(tier, 0.0))
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,41 @@ def _unknown(record: dict[str, Any], allowed: set[str], where: str) -> None:
     extra = sorted(set(record) - allowed)
     if extra:
         raise RegistryError(f"registry: {where} has unknown field(s) {extra} (allowed: {sorted(allowed)})")
+
+
+def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> dict[str, float]:
+    """`false_alarm` as {tier: probability}: a table of tiers, or one number for every tier it runs in."""
+    raw = record.get("false_alarm")
+    if raw is None:
+        if record.get("false_alarm_basis"):
+            raise RegistryError(f"registry: {where} has false_alarm_basis but no false_alarm")
+        return {}
+    table = raw if isinstance(raw, dict) else {tier: raw for tier in tiers}
+    out = {}
+    for tier, value in table.items():
+        if tier not in tiers:
+            raise RegistryError(f"registry: {where} false_alarm names unknown tier {tier!r} (tiers: {tiers})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+            raise RegistryError(f"registry: {where} false_alarm[{tier}] must be a probability in [0, 1), got {value!r}")
+        out[tier] = float(value)
+    if any(out.values()) and not str(record.get("false_alarm_basis", "")).strip():
+        raise RegistryError(f"registry: {where} states a false_alarm without false_alarm_basis (say how it was obtained)")
+    return out
+
+
+def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
+    """Per tier: every statement's registered false-alarm probability and their sum (a union bound on the
+    chance that a run of the tier ends against the registry although every statement is true)."""
+    out: dict[str, dict[str, Any]] = {}
+    for tier in registry.tiers:
+        rows = [
+            {"claim": c.id, "key": c.key, "statement": s.name, "probability": s.false_alarm[tier], "basis": s.false_alarm_basis}
+            for c in registry.claims.values()
+            for s in c.statements.values()
+            if tier in s.false_alarm
+        ]
+        out[tier] = {"sum": math.fsum(r["probability"] for r in rows), "statements": rows}
+    return out
 
 
 def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT_TIERS) -> Registry:
@@ -117,6 +162,7 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             if not set(decisive) <= set(tiers):
                 raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
             mutants = tuple(st.get("mutants", ()))
+            false_alarm = _false_alarm(st, tiers, where)
             statements[name] = Statement(
                 name=name,
                 text=st["text"],
@@ -126,6 +172,8 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
                 decisive_tiers=decisive,
                 scale_free=bool(st.get("scale_free", False)),
                 mutants=mutants,
+                false_alarm=false_alarm,
+                false_alarm_basis=str(st.get("false_alarm_basis", "")),
             )
         key_numbers = tuple(record.get("key_numbers", ()))
         for entry in key_numbers:

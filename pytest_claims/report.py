@@ -19,13 +19,14 @@ from pytest_claims.verdicts import VERDICTS
 COLOURS = {
     "verified": "#1a7f37",
     "falsified": "#8250df",
+    "inconclusive": "#0969da",
     "reduced scale": "#bf8700",
     "not run": "#6e7781",
     "not selected": "#8c959f",
     "not exercised": "#afb8c1",
     "broken": "#cf222e",
 }
-OUTCOME_COLOURS = {"held": "#1a7f37", "refuted": "#8250df", "skipped": "#6e7781", "failed": "#cf222e", "error": "#cf222e"}
+OUTCOME_COLOURS = {"held": "#1a7f37", "refuted": "#8250df", "inconclusive": "#0969da", "skipped": "#6e7781", "failed": "#cf222e", "error": "#cf222e"}
 STYLE = """
 <style>
 .claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
@@ -139,6 +140,8 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
     ]
     if run.get("reason"):
         parts.append(f"<p><b>reason:</b> {esc(run['reason'])}</p>")
+    if run.get("false_alarm"):
+        parts.append(f"<p><small>registered false-alarm probability at this tier: {run['false_alarm']:.3g}</small></p>")
     parts.append(evidence_table(run.get("evidence", {})))
     for figure in run.get("figures", []):
         src = _image(report_dir, figure["path"])
@@ -186,13 +189,59 @@ def _runs_html(payload: dict[str, Any]) -> str:
     return "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th><th>date</th><th>result store</th><th>verdicts</th></tr>" + rows + "</table>"
 
 
+def false_alarm_html(table: dict[str, Any] | None) -> str:
+    """Per tier: each statement's registered false-alarm probability, its basis, and the tier's sum."""
+    if not table or not table.get("tiers"):
+        return ""
+    parts = ["<h2>False-alarm budget</h2><p><small>The probability that a statement ends against the registry although it is "
+             "true (random draws, chaotic trajectories), as registered; the sum is a union bound for the tier's run "
+             f"(budget {table['budget']:g}). Statements not listed have no random ingredient that decides them.</small></p>"]
+    for tier, found in table["tiers"].items():
+        rows = "".join(
+            f"<tr><td>{esc(r['key'])}</td><td><code>{esc(r['statement'])}</code></td><td>{r['probability']:.3g}</td><td><small>{esc(r['basis'])}</small></td></tr>"
+            for r in found["statements"]
+        )
+        parts.append(f"<details><summary><b>{esc(tier)}</b>: sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
+                     f"<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>{rows}</table></details>")
+    return "".join(parts)
+
+
+def replication_html(replication: dict[str, Any] | None) -> str:
+    """A replication set (runs under several master seeds): per claim its verdict under each seed and
+    'replicated on k of K'; claims whose verdict differs first, then statement tests whose outcome differs."""
+    if not replication:
+        return ""
+    seeds = replication["seeds"]
+    head = "".join(f"<th>seed {esc(s)}</th>" for s in seeds)
+    rows = []
+    for c in replication["claims"]:
+        cells = "".join(f"<td>{badge(c['verdicts'].get(s, '-'), COLOURS.get(c['verdicts'].get(s, ''), '#afb8c1'))}</td>" for s in seeds)
+        mark = "" if c["replicated"] == c["of"] else ' style="background:#ffebe9"'
+        rows.append(f"<tr{mark}><td><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code></td><td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>")
+    parts = [f"<h2>Replication over {len(seeds)} master seeds</h2>",
+             f"<p>{badge(str(replication['claims_replicated']) + ' of ' + str(len(replication['claims'])) + ' claims replicated on every seed', '#1a7f37' if replication['claims_replicated'] == len(replication['claims']) else '#cf222e')} "
+             f"<small>a claim replicates on k of K seeds when k seeds give its most common verdict; differing claims are listed first</small></p>",
+             f"<table><tr><th>claim</th><th>replicated</th>{head}</tr>{''.join(rows)}</table>"]
+    differing = [s for s in replication["statements"] if s["replicated"] != s["of"]]
+    if differing:
+        items = "".join(
+            f"<tr><td>{esc(s['claim'])} / <code>{esc(s['statement'])}</code><br><small>{esc(s['test'])}</small></td><td>{s['replicated']} of {s['of']}</td>"
+            + "".join(f"<td>{badge(s['outcomes'].get(x, '-'), OUTCOME_COLOURS.get(s['outcomes'].get(x, ''), '#afb8c1'))}</td>" for x in seeds) + "</tr>"
+            for s in differing
+        )
+        parts.append(f"<h3>Statement tests whose outcome differs between seeds</h3><table><tr><th>statement test</th><th>replicated</th>{head}</tr>{items}</table>")
+    else:
+        parts.append(f"<p>Every one of {len(replication['statements'])} statement tests has the same outcome under every seed.</p>")
+    return "".join(parts)
+
+
 def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
     """Changes, run provenance, verdict counts and one claim table per paper, with folded details."""
     if not payload:
         return "<p>No verdicts were computed (the session ended before its finish).</p>"
     store_events = payload.get("timings", {}).get("store", {})
     env = dict(payload.get("environment", {}), tier=payload.get("tier"))
-    parts = [STYLE, '<div class="claims-verdicts">', changes_html(payload.get("changes"))]
+    parts = [STYLE, '<div class="claims-verdicts">', replication_html(payload.get("replication")), changes_html(payload.get("changes"))]
     parts.append("<h2>Run</h2>" + _runs_html(payload))
     parts.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
     counts = {v: sum(r["verdict"] == v for r in payload["claims"]) for v in VERDICTS}
@@ -203,6 +252,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         parts.append(f"<p>{len(reference)} reference tests of the kernels and the harness: {len(reference) - len(bad)} passed or skipped"
                      + (f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}" if bad else "") + "</p>")
     order = {v: i for i, v in enumerate(VERDICTS)}
+    parts.append(false_alarm_html(payload.get("false_alarm")))
     for paper, meta in payload["papers"].items():
         records = sorted((r for r in payload["claims"] if r["paper"] == paper), key=lambda r: (order[r["verdict"]], r["key"]))
         if not records:

@@ -10,13 +10,15 @@ from typing import Any, Iterable
 
 from pytest_claims.registry import Claim, Registry, Statement
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the inconclusive outcome and verdict, false_alarm per statement run and per tier, replication
 
 # Statement outcomes.
 HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"
+INCONCLUSIVE = "inconclusive"  # a statistical statement whose interval straddles its threshold: neither shown nor refuted
 DECIDED = (HELD, REFUTED)
+UNDECIDED = (SKIPPED, INCONCLUSIVE)  # outcomes that neither agree with the registry nor contradict it
 # Claim verdicts, most severe first (the report's sort order).
-VERDICTS = ("broken", "falsified", "reduced scale", "verified", "not run", "not selected", "not exercised")
+VERDICTS = ("broken", "falsified", "inconclusive", "reduced scale", "verified", "not run", "not selected", "not exercised")
 # Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
 RUN_KEYS = ("runs", "timings", "changes")
 
@@ -78,7 +80,7 @@ def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
     for run in runs:
         for result in run.mutants:
             entry = per_statement.setdefault(run.statement, {"killed": set(), "tried": set(), "survivors": set(), "not_tried": set()})
-            if result["outcome"] in (SKIPPED, "not applicable"):
+            if result["outcome"] in (SKIPPED, "not applicable"):  # (inconclusive under a mutant is a kill: the statement no longer holds)
                 entry["not_tried"].add(result["mutant"])
                 continue
             entry["tried"].add(result["mutant"])
@@ -112,7 +114,7 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
         return "broken", "; ".join(inputs.problems)
     if not inputs.exercised and not inputs.has_tests:
         return "not exercised", "no test in the suite names this claim"
-    broken = [r for r in runs if r.outcome != SKIPPED and not as_registered(r.outcome, claim.statements[r.statement])]
+    broken = [r for r in runs if r.outcome not in UNDECIDED and not as_registered(r.outcome, claim.statements[r.statement])]
     if broken:
         names = ", ".join(sorted({f"{r.statement} ({r.outcome})" for r in broken}))
         return "broken", f"outcome contradicts the registry: {names}"
@@ -124,7 +126,8 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
             return "not selected", "no test of this claim was selected in this run"
         return "not run", "its tests were selected but none ran"
     ran = [r for r in runs if r.outcome in DECIDED]
-    if not ran:
+    undecided = [r for r in runs if r.outcome == INCONCLUSIVE]
+    if not ran and not undecided:
         reasons = sorted({r.reason for r in runs if r.reason})
         return "not run", "; ".join(reasons) if reasons else "every test skipped"
     def decisive(run: StatementRun) -> bool:
@@ -133,13 +136,19 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     printed = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
     if any(r.statement in printed and decisive(r) for r in ran):
         return "falsified", "refuted as printed: " + ", ".join(s for s in printed if any(r.statement == s and decisive(r) for r in ran))
+    # A required statement decided at a decisive scale in some run but inconclusive in another (one of
+    # its cells) is not shown: the claim is inconclusive, naming it.
+    inconclusive = sorted({r.statement for r in undecided if decisive(r) and claim.statements[r.statement].required})
+    if inconclusive:
+        reasons = "; ".join(sorted({r.reason for r in undecided if r.statement in inconclusive and r.reason}))[:600]
+        return "inconclusive", f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({reasons})"
     missing, skipped = [], []
     for name, statement in claim.statements.items():
         if not statement.required:
             continue
         if not any(r.statement == name and decisive(r) for r in ran):
             missing.append(name)
-            if not any(r.statement == name for r in ran) and any(r.statement == name and r.outcome == SKIPPED for r in runs):
+            if not any(r.statement == name for r in ran + undecided) and any(r.statement == name and r.outcome == SKIPPED for r in runs):
                 skipped.append(name)
     if skipped:  # a required statement was selected and skipped at every scale: undecided, say why
         reasons = sorted({r.reason for r in runs if r.statement in skipped and r.reason})
@@ -219,7 +228,8 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                         "tier": r.tier,
                         "expected": claim.statements[r.statement].expected,
                         "outcome": r.outcome,
-                        "as_registered": as_registered(r.outcome, claim.statements[r.statement]) if r.outcome != SKIPPED else None,
+                        "as_registered": as_registered(r.outcome, claim.statements[r.statement]) if r.outcome not in UNDECIDED else None,
+                        "false_alarm": claim.statements[r.statement].false_alarm_at(r.tier) if r.tier != "any" else max(claim.statements[r.statement].false_alarm.values(), default=0.0),
                         "reason": r.reason,
                         "evidence": r.evidence,
                         "figures": r.figures,

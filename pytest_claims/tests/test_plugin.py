@@ -177,7 +177,7 @@ def test_verdicts_evidence_and_refutation_message(project):
     result = pytester.runpytest_inprocess("-m", "smoke", "--html=out/report.html")
     result.assert_outcomes(passed=3, xfailed=1)
     payload = verdicts(pytester)
-    assert payload["schema_version"] == 2
+    assert payload["schema_version"] == 3
     assert [claim(payload, k)["verdict"] for k in ("T1", "T2", "T3")] == ["verified", "verified", "not exercised"]
     squares = next(s for s in claim(payload, "T1")["statements"] if s["statement"] == "squares")
     assert squares["outcome"] == "refuted" and "triangle(3) = 6, not 9" in squares["reason"]
@@ -435,6 +435,7 @@ def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path)
     assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-o", str(tmp_path / "m")]) == 1
     t2 = claim(json.loads((tmp_path / "m" / "verdicts.json").read_text()), "T2")
     assert t2["verdict"] == "broken" and "conflicting outcomes" in t2["reason"]
-    bad["seed"] = 1
+    bad["seed"] = 1  # another master seed: a replication set, whose differing claim is broken
     (tmp_path / "c.json").write_text(json.dumps(bad))
-    assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "c.json"), "-o", str(tmp_path / "n")]) == 2
+    assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "c.json"), "-o", str(tmp_path / "n")]) == 1
+    assert "replication" in json.loads((tmp_path / "n" / "verdicts.json").read_text())

@@ -50,6 +50,12 @@ FULL_SET = [run("main", "held"), run("scale", "held"), run("converse", "refuted"
         ([run("main", "held"), run("scale", "skipped", "full", reason="no CUDA"), run("scale", "held", "smoke"), run("converse", "refuted")], "reduced scale"),
         ([run("main", "skipped", reason="data missing")], "not run"),
         ([run("main", "held"), run("scale", "held", "any"), run("converse", "refuted")], "verified"),  # scale-free counts anywhere
+        # inconclusive: never broken, never verified; one inconclusive cell of a required statement leaves it undecided
+        ([run("main", "inconclusive"), run("scale", "held"), run("converse", "refuted")], "inconclusive"),
+        ([run("main", "held"), run("main", "inconclusive", "smoke"), run("scale", "held"), run("converse", "refuted")], "inconclusive"),
+        (FULL_SET + [run("optional", "inconclusive", "smoke")], "verified"),
+        ([run("main", "held"), run("scale", "held"), run("converse", "inconclusive")], "inconclusive"),
+        ([run("main", "inconclusive", "smoke"), run("scale", "held", "smoke"), run("converse", "refuted")], "inconclusive"),
     ],
 )
 def test_claim_verdict_rules(runs, verdict):

@@ -1,0 +1,158 @@
+"""Statistical statements with three outcomes: held, refuted, inconclusive.
+
+A statement about a rate, a mean or an effect is decided by a confidence bound at the level its registry
+record states (`false_alarm`, per tier): held when the bound on the statement's side clears the
+threshold, refuted when the bound on the other side clears it the other way, inconclusive when the
+interval straddles it. So a true statement is refuted with probability at most its registered false
+alarm, whatever the master seed; a statement the sample cannot decide says so (with the sample size
+that would decide it at the observed rate, where one can be computed) instead of passing or failing on
+the draw.
+
+Pure Python (math only): the binomial bounds are exact Clopper-Pearson bounds by bisection on the
+binomial tail, so the plugin needs no SciPy.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pytest_claims.registry import ClaimRefuted
+
+
+class StatementInconclusive(Exception):
+    """Raised by a statement test whose evidence decides neither the statement nor its negation.
+
+    The plugin reports the test as `inconclusive` (shown as a skip in pytest's own summary, never a
+    failure), and a required inconclusive statement leaves its claim `inconclusive`."""
+
+    def __init__(self, message: str, needed: int | None = None) -> None:
+        super().__init__(message)
+        self.needed = needed
+
+
+def statement_inconclusive(message: str, *, needed: int | None = None) -> None:
+    """End the statement test as inconclusive (`needed`: the sample size that would decide it)."""
+    __tracebackhide__ = True
+    raise StatementInconclusive(message + (f"; about {needed} would decide it at the observed rate" if needed else ""), needed)
+
+
+# ------------------------------------------------------------------------------------------------
+# Exact binomial bounds
+
+
+def _binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in log space (exact to rounding for n up to ~1e5)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)]
+    top = max(terms)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
+
+
+def _bisect(f, lo: float = 0.0, hi: float = 1.0) -> float:
+    """The root of a function decreasing from >= 0 at lo to <= 0 at hi."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def rate_lower_bound(successes: int, trials: int, alpha: float) -> float:
+    """One-sided (1 - alpha) Clopper-Pearson lower bound: the p with P(X >= successes | p) = alpha."""
+    if successes <= 0:
+        return 0.0
+    return _bisect(lambda p: alpha - (1.0 - _binomial_cdf(successes - 1, trials, p)))
+
+
+def rate_upper_bound(successes: int, trials: int, alpha: float) -> float:
+    """One-sided (1 - alpha) Clopper-Pearson upper bound: the p with P(X <= successes | p) = alpha."""
+    if successes >= trials:
+        return 1.0
+    return _bisect(lambda p: _binomial_cdf(successes, trials, p) - alpha)
+
+
+def trials_to_decide(rate: float, threshold: float, alpha: float, *, at_least: bool, most: int = 1_000_000) -> int | None:
+    """The least number of trials at which the observed `rate`, kept, would decide the statement
+    'rate >= threshold' (at_least) or 'rate <= threshold' either way at level alpha; None when the rate
+    sits on the threshold (no sample size decides it) or beyond `most`."""
+    if rate == threshold:
+        return None
+    n = 1
+    while n <= most:
+        k = round(rate * n)
+        low, high = rate_lower_bound(k, n, alpha), rate_upper_bound(k, n, alpha)
+        decided = (low >= threshold or high < threshold) if at_least else (high <= threshold or low > threshold)
+        if decided:
+            return n
+        n = max(n + 1, int(n * 1.25))
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Deciding
+
+
+def _record(what: str, found: dict[str, Any]) -> None:
+    from pytest_claims.plugin import current_evidence
+
+    here = current_evidence()
+    if here is not None:
+        here[0].record(**{what: found})
+
+
+def decide_interval(lower: float, upper: float, threshold: float, *, at_least: bool, alpha: float, what: str, needed: int | None = None) -> dict[str, Any]:
+    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from a confidence interval whose
+    ends are each one-sided (1 - alpha) bounds: held when the interval lies on the statement's side,
+    refuted (ClaimRefuted) when it lies wholly on the other, inconclusive otherwise."""
+    __tracebackhide__ = True
+    side = ">=" if at_least else "<="
+    found = {"lower": lower, "upper": upper, "threshold": threshold, "statement": f"value {side} {threshold:g}", "alpha_each_side": alpha}
+    held = lower >= threshold if at_least else upper <= threshold
+    refuted = upper < threshold if at_least else lower > threshold
+    found["decision"] = "held" if held else "refuted" if refuted else "inconclusive"
+    if needed is not None:
+        found["needed_to_decide"] = needed
+    _record(what, found)
+    interval = f"[{lower:.4g}, {upper:.4g}] (each end one-sided at level {1 - alpha:.6g})"
+    if refuted:
+        raise ClaimRefuted(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
+    if not held:
+        statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed)
+    return found
+
+
+def decide_rate(successes: int, trials: int, threshold: float, *, at_least: bool, alpha: float, what: str) -> dict[str, Any]:
+    """Decide a binomial rate against a threshold by exact Clopper-Pearson bounds at level alpha each side."""
+    __tracebackhide__ = True
+    if trials <= 0:
+        raise ValueError(f"{what}: no trials")
+    lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, alpha)
+    held = lower >= threshold if at_least else upper <= threshold
+    refuted = upper < threshold if at_least else lower > threshold
+    needed = None if held or refuted else trials_to_decide(successes / trials, threshold, alpha, at_least=at_least)
+    _record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
+    return decide_interval(lower, upper, threshold, at_least=at_least, alpha=alpha, what=what, needed=needed)
+
+
+def decide_test(p_for: float, p_against: float, *, alpha: float, what: str) -> dict[str, Any]:
+    """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
+    level alpha (p_for < alpha), refuted when the test for the opposite effect does (p_against < alpha),
+    inconclusive otherwise. A p-value that is not a number decides nothing."""
+    __tracebackhide__ = True
+    held, refuted = p_for < alpha, p_against < alpha and not p_for < alpha
+    found = {"p_for": p_for, "p_against": p_against, "alpha": alpha, "decision": "held" if held else "refuted" if refuted else "inconclusive"}
+    _record(what, found)
+    if refuted:
+        raise ClaimRefuted(f"{what}: the opposite effect is significant (p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})")
+    if not held:
+        statement_inconclusive(f"{what}: neither the effect (p = {p_for:.3g}) nor its opposite (p = {p_against:.3g}) is significant at {alpha:g}")
+    return found
