@@ -1,12 +1,13 @@
 """Statistical statements with three outcomes: held, refuted, inconclusive.
 
-A statement about a rate, a mean or an effect is decided by a confidence bound at the level its registry
-record states (`false_alarm`, per tier): held when the bound on the statement's side clears the
-threshold, refuted when the bound on the other side clears it the other way, inconclusive when the
-interval straddles it. So a true statement is refuted with probability at most its registered false
-alarm, whatever the master seed; a statement the sample cannot decide says so (with the sample size
-that would decide it at the observed rate, where one can be computed) instead of passing or failing on
-the draw.
+A statement about a rate, a mean or an effect is decided by two one-sided bounds: held when the bound
+on the statement's side, at the confidence the statement states (`held_confidence`, e.g. 99%), clears
+the threshold; refuted when the bound on the other side, at the level its registry record states
+(`false_alarm` for the tier: `alpha`), clears it the other way; inconclusive when neither does. So a
+true statement is refuted with probability at most its registered false alarm, whatever the master
+seed, and shown at the confidence it states; a statement the sample cannot decide says so (with the
+sample size that would decide it at the observed rate, where one can be computed) instead of passing or
+failing on the draw.
 
 Pure Python (math only): the binomial bounds are exact Clopper-Pearson bounds by bisection on the
 binomial tail, so the plugin needs no SciPy.
@@ -109,20 +110,23 @@ def _record(what: str, found: dict[str, Any]) -> None:
         here[0].record(**{what: found})
 
 
-def decide_interval(lower: float, upper: float, threshold: float, *, at_least: bool, alpha: float, what: str, needed: int | None = None) -> dict[str, Any]:
-    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from a confidence interval whose
-    ends are each one-sided (1 - alpha) bounds: held when the interval lies on the statement's side,
-    refuted (ClaimRefuted) when it lies wholly on the other, inconclusive otherwise."""
+def decide_interval(lower: float, upper: float, threshold: float, *, at_least: bool, alpha: float, what: str, needed: int | None = None,
+                    held_confidence: float | None = None) -> dict[str, Any]:
+    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds: the one
+    on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false alarm).
+    Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
+    other side, inconclusive otherwise."""
     __tracebackhide__ = True
     side = ">=" if at_least else "<="
-    found = {"lower": lower, "upper": upper, "threshold": threshold, "statement": f"value {side} {threshold:g}", "alpha_each_side": alpha}
+    found = {"lower": lower, "upper": upper, "threshold": threshold, "statement": f"value {side} {threshold:g}",
+             "held_confidence": held_confidence if held_confidence is not None else 1 - alpha, "refute_alpha": alpha}
     held = lower >= threshold if at_least else upper <= threshold
     refuted = upper < threshold if at_least else lower > threshold
     found["decision"] = "held" if held else "refuted" if refuted else "inconclusive"
     if needed is not None:
         found["needed_to_decide"] = needed
     _record(what, found)
-    interval = f"[{lower:.4g}, {upper:.4g}] (each end one-sided at level {1 - alpha:.6g})"
+    interval = f"[{lower:.4g}, {upper:.4g}] (one-sided bounds: shown at {found['held_confidence']:.6g}, refuted at {1 - alpha:.6g})"
     if refuted:
         raise ClaimRefuted(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
     if not held:
@@ -130,29 +134,38 @@ def decide_interval(lower: float, upper: float, threshold: float, *, at_least: b
     return found
 
 
-def decide_rate(successes: int, trials: int, threshold: float, *, at_least: bool, alpha: float, what: str) -> dict[str, Any]:
-    """Decide a binomial rate against a threshold by exact Clopper-Pearson bounds at level alpha each side."""
+def decide_rate(successes: int, trials: int, threshold: float, *, at_least: bool, alpha: float, what: str,
+                held_confidence: float | None = None) -> dict[str, Any]:
+    """Decide a binomial rate against a threshold by exact Clopper-Pearson bounds: the statement's side at
+    held_confidence (default 1 - alpha), the other side at 1 - alpha."""
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
-    lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, alpha)
+    held_alpha = 1 - held_confidence if held_confidence is not None else alpha
+    if at_least:
+        lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
+    else:
+        lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, held_alpha)
     held = lower >= threshold if at_least else upper <= threshold
     refuted = upper < threshold if at_least else lower > threshold
-    needed = None if held or refuted else trials_to_decide(successes / trials, threshold, alpha, at_least=at_least)
+    needed = None if held or refuted else trials_to_decide(successes / trials, threshold, min(alpha, held_alpha), at_least=at_least)
     _record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
-    return decide_interval(lower, upper, threshold, at_least=at_least, alpha=alpha, what=what, needed=needed)
+    return decide_interval(lower, upper, threshold, at_least=at_least, alpha=alpha, what=what, needed=needed, held_confidence=1 - held_alpha)
 
 
-def decide_test(p_for: float, p_against: float, *, alpha: float, what: str) -> dict[str, Any]:
+def decide_test(p_for: float, p_against: float, *, alpha: float, what: str, held_alpha: float | None = None) -> dict[str, Any]:
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
-    level alpha (p_for < alpha), refuted when the test for the opposite effect does (p_against < alpha),
-    inconclusive otherwise. A p-value that is not a number decides nothing."""
+    the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
+    opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
+    p-value that is not a number decides nothing."""
     __tracebackhide__ = True
-    held, refuted = p_for < alpha, p_against < alpha and not p_for < alpha
-    found = {"p_for": p_for, "p_against": p_against, "alpha": alpha, "decision": "held" if held else "refuted" if refuted else "inconclusive"}
+    shown_at = alpha if held_alpha is None else held_alpha
+    held = p_for < shown_at
+    refuted = p_against < alpha and not held
+    found = {"p_for": p_for, "p_against": p_against, "held_alpha": shown_at, "refute_alpha": alpha, "decision": "held" if held else "refuted" if refuted else "inconclusive"}
     _record(what, found)
     if refuted:
         raise ClaimRefuted(f"{what}: the opposite effect is significant (p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})")
     if not held:
-        statement_inconclusive(f"{what}: neither the effect (p = {p_for:.3g}) nor its opposite (p = {p_against:.3g}) is significant at {alpha:g}")
+        statement_inconclusive(f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant")
     return found

@@ -14,7 +14,6 @@ B2 = "boltzmann/linear-coupling-form"
 B3 = "boltzmann/generation-moments"
 B4 = "boltzmann/gibbs-occupancy"
 B5 = "boltzmann/winner-take-all"
-ALPHA = 1e-3  # false-alarm rate of every exact sampling bound in B3 and B4
 
 TIERS = [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
 

@@ -13,7 +13,8 @@ from scipy import stats
 from dataclasses import dataclass
 
 from pytest_claims import current_store, statement_allclose, statement_holds
-from claims.boltzmann.common import ALPHA, B4, TIERS
+from claims.boltzmann.common import B4, TIERS
+from pytest_claims import registered_false_alarm
 from fixtures.boltzmann import GIBBS_MEANS, GIBBS_VARIANCES, PI, SIZES, sampler_cut_point_check
 from kernels import boltzmann as bm
 from kernels import seeding
@@ -56,7 +57,7 @@ def check_sampler(evidence, backend: str, device: str) -> None:
 def band(chains: int, curve: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Per-sweep, per-cluster binomial quantiles at level ALPHA / (cells): a simultaneous band."""
     cells = (curve.shape[0] - 1) * curve.shape[1]
-    level = ALPHA / cells
+    level = registered_false_alarm() / cells
     low = stats.binom.ppf(level / 2, chains, curve) / chains
     high = stats.binom.isf(level / 2, chains, curve) / chains
     return low, high, level
@@ -72,8 +73,25 @@ def test_back_half_occupancy_near_pi(options, evidence):
     deviation = float(np.max(np.abs(back - PI)))
     evidence.headline(start_in_cluster_0=float(trace[0, 0]), back_half_max_deviation=deviation)
     evidence.record(back_half_occupancy=back, chains=SIZES["smoke"].chains, sweeps=SIZES["smoke"].sweeps)
+    # The check's false alarm from an argument: each chain's back-half occupancy lies in [0, 1] and the
+    # chains are independent, so (Hoeffding) P(|back - E back| >= t) <= 2 exp(-2 chains t^2) per
+    # cluster, with E back = the back-half mean of e_0 P^t (the transition matrix) and t = 0.04 - |E back - pi|.
+    expected = _expected_back_half(trace)
+    slack = 0.04 - float(np.max(np.abs(expected - PI)))
+    bound = 2 * len(PI) * float(np.exp(-2 * SIZES["smoke"].chains * slack**2))
+    evidence.record(expected_back_half_occupancy=expected, hoeffding_false_alarm=bound)
+    assert bound <= registered_false_alarm(), f"the registered false alarm is below the tolerance check's Hoeffding bound {bound:.3g}"
     statement_holds(trace[0, 0] > 0.95, f"start {trace[0]}: not > 95% in cluster 0")
     statement_allclose(back, PI, rtol=0, atol=0.04, what="back-half occupancy vs pi")
+
+
+def _expected_back_half(trace: np.ndarray) -> np.ndarray:
+    """The back-half mean of the exact occupancy e_0 P^t (the chains' expected trace from the observed start)."""
+    matrix, state, rows = transition(), np.asarray(trace[0], dtype=np.float64), []
+    for _ in range(len(trace)):
+        rows.append(state)
+        state = state @ matrix
+    return np.mean(rows[len(trace) // 2 :], axis=0)
 
 
 @pytest.mark.smoke  # scale-free (registry): quadrature, the same in every tier
@@ -112,7 +130,7 @@ def _band_check(options, evidence, tier, dtype):
     mutant_outside = int(np.sum(~((mutant >= low[1 : MUTANT_SWEEPS + 1]) & (mutant <= high[1 : MUTANT_SWEEPS + 1]))))
     _, tau = bm.relaxation_time(transition())
     evidence.headline(**{f"{dtype} sweeps outside band": len(outside), "relaxation_time_sweeps": tau})
-    evidence.record(chains=size.chains, sweeps=size.sweeps, per_cell_level=level, false_alarm_rate=ALPHA, outside=outside[:20], mutant_cells_outside=mutant_outside)
+    evidence.record(chains=size.chains, sweeps=size.sweeps, per_cell_level=level, false_alarm_rate=registered_false_alarm(), outside=outside[:20], mutant_cells_outside=mutant_outside)
     if dtype == "float64":
         evidence.figure(f"occupancy per sweep ({tier})", _occupancy_figure(trace, curve, low, high))
     assert mutant_outside > 0, "a Gibbs step reusing v stayed inside the band: the band has no power"
@@ -172,7 +190,7 @@ def test_occupancy_band_chunked(options, evidence, scale):
     # distributed as e_0 P at every sweep, which the band excludes at some sweep t >= 2.
     frozen_outside = int(np.sum((curve[1] < low[2:]) | (curve[1] > high[2:])))
     evidence.headline(**{"sweeps outside band": len(outside), "chains": scale.chains})
-    evidence.record(device=device, chunk=scale.chunk, sweeps=scale.sweeps, per_cell_level=level, false_alarm_rate=ALPHA, outside=outside[:20],
+    evidence.record(device=device, chunk=scale.chunk, sweeps=scale.sweeps, per_cell_level=level, false_alarm_rate=registered_false_alarm(), outside=outside[:20],
                     frozen_v_cells_outside=frozen_outside, largest_band_halfwidth=float(np.max(high - low) / 2))
     assert counts.sum(axis=1).tolist() == [scale.chains] * (scale.sweeps + 1), "chains lost or counted twice across chunks"
     assert frozen_outside > 0, "e_0 P stays inside the band: the band has no power against a Gibbs step that reuses v"

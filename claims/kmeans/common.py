@@ -8,6 +8,7 @@ import numpy as np
 from numpy.testing import assert_allclose
 from scipy import stats
 
+from pytest_claims import decide_interval, decide_rate
 from kernels.stats import (
     adjacent_drop_pvalues,
     clopper_pearson_lower,
@@ -59,6 +60,24 @@ def nmi_summary(values: np.ndarray) -> dict:
     elif values.size >= 2:
         assert lower == values[0], f"NMI values all equal to {values[0]}: the bound must be that value, got {lower}"
     return {"mean": float(values.mean()), "lower99": lower, "trials": int(values.size)}
+
+
+def decide_stall_rate(flags: np.ndarray, *, at_least: bool, threshold: float, alpha: float, what: str) -> dict:
+    """A K statement about an initial-fixed rate ("~1": >= 0.9; "~0": <= 0.1): shown by the statement's
+    one-sided 99% Clopper-Pearson bound (CONFIDENCE), refuted only by the opposite bound at 1 - alpha
+    (alpha: the registered false alarm, split over the statement's cells), inconclusive otherwise."""
+    __tracebackhide__ = True
+    flags = np.asarray(flags, dtype=bool)
+    return decide_rate(int(flags.sum()), int(flags.size), threshold, at_least=at_least, alpha=alpha, what=what, held_confidence=CONFIDENCE)
+
+
+def decide_mean_nmi(values: np.ndarray, *, threshold: float, alpha: float, what: str) -> dict:
+    """Mean NMI >= threshold: shown by the one-sided 99% t lower bound (nmi_summary), refuted only by the
+    one-sided (1 - alpha) t upper bound below the threshold, inconclusive otherwise."""
+    __tracebackhide__ = True
+    summary = nmi_summary(values)
+    upper = -mean_lower_bound(-np.asarray(values, dtype=np.float64), 1 - alpha) if len(values) > 1 else float(np.mean(values))
+    return decide_interval(summary["lower99"], upper, threshold, at_least=True, alpha=alpha, what=what, held_confidence=CONFIDENCE)
 
 
 def sign_test(differences: np.ndarray) -> tuple[float, int, int]:
