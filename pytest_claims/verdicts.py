@@ -80,7 +80,10 @@ def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
     for run in runs:
         for result in run.mutants:
             entry = per_statement.setdefault(run.statement, {"killed": set(), "tried": set(), "survivors": set(), "not_tried": set()})
-            if result["outcome"] in (SKIPPED, "not applicable"):  # (inconclusive under a mutant is a kill: the statement no longer holds)
+            # Inconclusive under a mutant is a kill when the real run was decided as registered (the
+            # statement no longer holds, or no longer stays refuted); beside an undecided real run it tells nothing.
+            undecided = result["outcome"] == INCONCLUSIVE and not as_registered(run.outcome, claim.statements[run.statement])
+            if result["outcome"] in (SKIPPED, "not applicable") or undecided:
                 entry["not_tried"].add(result["mutant"])
                 continue
             entry["tried"].add(result["mutant"])
