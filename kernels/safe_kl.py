@@ -81,6 +81,7 @@ def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations
     xp = namespace(phi, mu)
     beta = xp.asarray(hi, copy=True)
     log_rho = xp.log(rho)
+    last = hi - lo  # the previous step's length: a Newton step must at least halve it (else bisection)
     for _ in range(iterations):
         e = xp.exp(xp.clip(beta[:, None] - phi, max=700.0))
         p = 1.0 / (1.0 + e)
@@ -90,8 +91,9 @@ def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations
         newton = beta + residual * total / xp.sum(weighted * (1.0 - p), axis=-1)
         lo = xp.where(residual >= 0, beta, lo)
         hi = xp.where(residual <= 0, beta, hi)
-        inside = xp.isfinite(newton) & (newton >= lo) & (newton <= hi)
+        inside = xp.isfinite(newton) & (newton >= lo) & (newton <= hi) & (xp.abs(newton - beta) <= 0.5 * last)
         step = xp.where(residual == 0, beta, xp.where(inside, newton, 0.5 * (lo + hi)))
+        last = xp.abs(step - beta)
         scale = xp.maximum(xp.abs(step), xp.ones_like(step))
         going = (xp.abs(step - beta) > tol * scale) & (hi - lo > tol * scale) & (xp.abs(residual) > 1e-15)
         beta = step
@@ -105,7 +107,9 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
 
     Newton on the log-residual ln E_mu sigmoid(phi - beta) - ln rho (nearly linear in beta in the
     tail, so a few steps suffice from beta0 = F - ln rho), kept inside a bracket that every step
-    tightens; a step leaving the bracket is replaced by bisection. The atoms are processed ragged
+    tightens; a step leaving the bracket, or not at most half as long as the step before (Newton
+    can oscillate between the bracket's ends on a wide, many-atom instance), is replaced by bisection
+    (the safeguard of rtsafe, Numerical Recipes 9.4). The atoms are processed ragged
     (padding costs nothing) and a converged instance stops costing anything.
     """
     if not isinstance(phi, np.ndarray):  # torch (CPU or CUDA): padded arrays
@@ -123,6 +127,7 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
     lo = np.min(np.where(real, phi, np.inf), axis=-1) - _logit(rho / mass)
     hi = logsumexp_weighted(phi, mu) - np.log(rho)
     beta = hi.copy()
+    last = hi - lo
     log_rho = np.log(rho)
     rows = np.arange(len(rho))
     atoms_phi, atoms_mu, atoms_row = phi[real], mu[real], np.nonzero(real)[0]
@@ -141,9 +146,10 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
             newton = b + residual * total / curvature
         lo[rows] = np.where(residual >= 0, b, lo[rows])
         hi[rows] = np.where(residual <= 0, b, hi[rows])
-        inside = np.isfinite(newton) & (newton >= lo[rows]) & (newton <= hi[rows])
+        inside = np.isfinite(newton) & (newton >= lo[rows]) & (newton <= hi[rows]) & (np.abs(newton - b) <= 0.5 * last[rows])
         step = np.where(inside, newton, 0.5 * (lo[rows] + hi[rows]))
         step = np.where(residual == 0, b, step)
+        last[rows] = np.abs(step - b)
         beta[rows] = step
         scale = np.maximum(1.0, np.abs(step))
         going = (np.abs(step - b) > tol * scale) & (hi[rows] - lo[rows] > tol * scale) & (np.abs(residual) > 1e-15)

@@ -100,7 +100,8 @@ def test_f_rho_decreases_in_rho(options, evidence, tier):
     differences = (sk.f_rho_value(phi, mu, rho * (1 + delta)) - sk.f_rho_value(phi, mu, rho * (1 - delta))) / (2 * delta * rho)
     scale = np.abs(slope) + ROUNDING * np.maximum(1.0, np.abs(flat)) / (delta * rho)
     evidence.headline(pairs=int(steps.size), max_relative_increase=float(steps.max()), largest_slope=float(slope.max()))
-    statement_holds(np.all(steps <= ROUNDING), f"F_rho increases with rho on {int(np.sum(steps > ROUNDING))} pairs")
+    # Each value is accurate to ROUNDING (relative), so a difference of two to 2 ROUNDING.
+    statement_holds(np.all(steps <= 2 * ROUNDING), f"F_rho increases with rho on {int(np.sum(steps > 2 * ROUNDING))} pairs (largest relative increase {float(steps.max()):.3g})")
     statement_allclose(differences / scale, slope / scale, rtol=0, atol=1e-3, what="dF_rho/drho by central differences against the envelope slope, in units of |slope| + rounding")
     statement_holds(np.all(slope <= 0), f"the envelope slope is positive at {int(np.sum(slope > 0))} points")
 
@@ -138,7 +139,11 @@ def test_primal_equals_dual(options, evidence, tier):
             objective, np.ones_like(mu), method="SLSQP", bounds=[(1e-12, 1 / rho - 1e-12)] * len(mu),
             constraints=[{"type": "eq", "fun": lambda q: float(np.sum(mu * q) - 1)}], options={"ftol": 1e-14, "maxiter": 500},
         )
-        best_found.append(-result.fun - dual[i])
+        # SLSQP meets its equality constraint only to its tolerance, and a mass 1 + e raises the value by
+        # about e alpha*: the search's point is made feasible (mass exactly 1, capped) before it is scored.
+        q = np.minimum(result.x / np.sum(mu * result.x), 1 / rho)
+        if abs(float(np.sum(mu * q)) - 1) <= 1e-12:
+            best_found.append(-objective(q) - dual[i])
     evidence.headline(slsqp_max_excess=float(max(best_found)))
     evidence.record(density_below_cap=capped, slsqp_instances=len(small))
     statement_allclose(mass, 1.0, rtol=0, atol=1e-12, what="total mass of the optimal density")
@@ -146,6 +151,7 @@ def test_primal_equals_dual(options, evidence, tier):
     scale = np.maximum(1.0, np.abs(dual))  # |primal - dual| <= 1e-10 max(1, |dual|)
     found = statement_allclose(primal / scale, dual / scale, rtol=0, atol=1e-10, what="primal value at the optimal density against the dual, in units of max(1, |dual|)")
     evidence.headline(max_primal_dual_gap=found["max_abs_error"])
+    assert best_found, "no SLSQP point could be made feasible"
     statement_holds(max(best_found) <= 1e-7, f"SLSQP finds a capped density {max(best_found):.3g} above the dual value")
 
 
