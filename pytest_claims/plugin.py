@@ -436,8 +436,7 @@ def _as_inconclusive(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> N
     report.longrepr = (str(item_path(report)), 0, f"inconclusive: {message}")
     if hasattr(report, "wasxfail"):
         del report.wasxfail
-    report.claims_inconclusive = message
-    report.user_properties.append(("claims_inconclusive", message))
+    report.claims_inconclusive = message  # an attribute: xdist serialises the report's __dict__
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:

@@ -55,7 +55,7 @@ def check_sampler(evidence, backend: str, device: str) -> None:
 
 
 def band(chains: int, curve: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Per-sweep, per-cluster binomial quantiles at level ALPHA / (cells): a simultaneous band."""
+    """Per-sweep, per-cluster binomial quantiles at the registered false alarm / (cells): a simultaneous band."""
     cells = (curve.shape[0] - 1) * curve.shape[1]
     level = registered_false_alarm() / cells
     low = stats.binom.ppf(level / 2, chains, curve) / chains
@@ -76,22 +76,13 @@ def test_back_half_occupancy_near_pi(options, evidence):
     # The check's false alarm from an argument: each chain's back-half occupancy lies in [0, 1] and the
     # chains are independent, so (Hoeffding) P(|back - E back| >= t) <= 2 exp(-2 chains t^2) per
     # cluster, with E back = the back-half mean of e_0 P^t (the transition matrix) and t = 0.04 - |E back - pi|.
-    expected = _expected_back_half(trace)
+    expected = predicted(len(trace) - 1)[len(trace) // 2 :].mean(axis=0)
     slack = 0.04 - float(np.max(np.abs(expected - PI)))
     bound = 2 * len(PI) * float(np.exp(-2 * SIZES["smoke"].chains * slack**2))
     evidence.record(expected_back_half_occupancy=expected, hoeffding_false_alarm=bound)
     assert bound <= registered_false_alarm(), f"the registered false alarm is below the tolerance check's Hoeffding bound {bound:.3g}"
     statement_holds(trace[0, 0] > 0.95, f"start {trace[0]}: not > 95% in cluster 0")
     statement_allclose(back, PI, rtol=0, atol=0.04, what="back-half occupancy vs pi")
-
-
-def _expected_back_half(trace: np.ndarray) -> np.ndarray:
-    """The back-half mean of the exact occupancy e_0 P^t (the chains' expected trace from the observed start)."""
-    matrix, state, rows = transition(), np.asarray(trace[0], dtype=np.float64), []
-    for _ in range(len(trace)):
-        rows.append(state)
-        state = state @ matrix
-    return np.mean(rows[len(trace) // 2 :], axis=0)
 
 
 @pytest.mark.smoke  # scale-free (registry): quadrature, the same in every tier

@@ -164,9 +164,9 @@ def test_explicit_route_at_paper_d(options, evidence, scale):
     # must be seen to: the kernel reports the device its tensors were on.
     device = (options.device if options.device.startswith("cuda") else "cuda") if scale.cells[-1][0] > 10_000 else "cpu"
     backend = options.backend if device == options.device else "torch"
-    pvalues, summary = {}, {}
+    pvalues, summary, cells = {}, {}, {}
     for d, sigma2 in scale.cells:
-        explicit = explicit_cell(options.seed, d, sigma2, scale.trials, backend="torch", device=device, chunk=scale.chunk)
+        explicit = cells[d, sigma2] = explicit_cell(options.seed, d, sigma2, scale.trials, backend="torch", device=device, chunk=scale.chunk)
         assert explicit["device"].startswith(device), f"computed on {explicit['device']}, not on {device}"
         wishart = grid_cell(options.seed, d, sigma2, scale.trials, "wishart", "partition", backend, device)
         where = f"d={d} sigma2={sigma2:.4g}"
@@ -185,17 +185,13 @@ def test_explicit_route_at_paper_d(options, evidence, scale):
             "wishart_hartigan_nmi_mean": float(wishart["hartigan_nmi"].mean()),
         }
     # The route comparison and (at the paper's d) two thresholds per largest-d cell share the statement's false alarm
-    level = registered_false_alarm() / (len(pvalues) + (2 * len(scale.cells) if scale.thresholds else 0))
+    largest = max(d for d, _ in scale.cells)
+    checked = [(d, sigma2) for d, sigma2 in scale.cells if d == largest] if scale.thresholds else []
+    level = registered_false_alarm() / (len(pvalues) + 2 * len(checked))
     evidence.headline(device=device, cells=len(scale.cells), trials_per_cell=scale.trials, smallest_route_p=min(pvalues.values()))
     evidence.record(explicit_route=summary, route_comparison_p=pvalues, bonferroni_level=level)
     statement_holds(min(pvalues.values()) > level, f"explicit and Wishart routes differ: {[k for k, p in pvalues.items() if p <= level]}")
-    if not scale.thresholds:  # the tiny CPU cell: the thresholds are the paper's d's, reported here (registry)
-        return
-    largest = max(d for d, _ in scale.cells)
-    for d, sigma2 in scale.cells:
-        if d != largest:
-            continue
-        found = summary[f"d={d} sigma2={sigma2:.4g}"]
-        explicit = explicit_cell(options.seed, d, sigma2, scale.trials, backend="torch", device=device, chunk=scale.chunk)
+    for d, sigma2 in checked:  # none in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry)
+        found, explicit = summary[f"d={d} sigma2={sigma2:.4g}"], cells[d, sigma2]
         decide_stall_rate(explicit["lloyd_initial_fixed"], at_least=True, threshold=0.9, alpha=level, what=f"d={d}, sigma2={sigma2}: Lloyd's initial-fixed rate on explicit data >= 0.9")
         decide_mean_nmi(explicit["hartigan_nmi"], threshold=0.95, alpha=level, what=f"d={d}, sigma2={sigma2}: Hartigan's mean NMI on explicit data >= 0.95 ({found['hartigan_nmi']})")
