@@ -6,7 +6,9 @@ paper's restated (iii)-(iv) are verified.
 """
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,6 +79,7 @@ def test_corrected_direction_on_device(options, evidence, tier):
 
 
 RHO_GRID = np.geomspace(1e-4, 0.99, 12)
+OSCILLATION = Path(sk.__file__).parent / "tests" / "golden" / "safe_kl_newton_oscillation.json"
 
 
 @pytest.mark.claim(L1, statement="monotone-in-rho")
@@ -104,6 +107,12 @@ def test_f_rho_decreases_in_rho(options, evidence, tier):
     statement_holds(np.all(steps <= 2 * ROUNDING), f"F_rho increases with rho on {int(np.sum(steps > 2 * ROUNDING))} pairs (largest relative increase {float(steps.max()):.3g})")
     statement_allclose(differences / scale, slope / scale, rtol=0, atol=1e-3, what="dF_rho/drho by central differences against the envelope slope, in units of |slope| + rounding")
     statement_holds(np.all(slope <= 0), f"the envelope slope is positive at {int(np.sum(slope > 0))} points")
+    # The pinned wide instance on which Newton without rtsafe's step-halving rule oscillated (kernels' golden file).
+    case = json.loads(OSCILLATION.read_text())
+    pinned = sk.f_rho_value(np.repeat([case["phi"]], len(RHO_GRID), 0), np.repeat([case["mu"]], len(RHO_GRID), 0), RHO_GRID)
+    pinned_steps = np.diff(pinned) / np.maximum(1.0, np.abs(pinned[1:]))
+    evidence.record(pinned_instance_max_relative_increase=float(pinned_steps.max()))
+    statement_holds(np.all(pinned_steps <= 2 * ROUNDING), f"F_rho increases with rho on the pinned wide instance: relative increase {float(pinned_steps.max()):.3g}")
 
 
 @pytest.mark.claim(L1, statement="rate-in-rho")

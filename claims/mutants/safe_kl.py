@@ -35,6 +35,13 @@ MUTANTS = [
         why="the root of E sigmoid(phi - beta) = rho after two safeguarded Newton steps (an unconverged solver)",
     ),
     Mutant(
+        "safe-kl/newton-step-unguarded",
+        target="kernels.safe_kl:solve_beta",
+        old=" & (np.abs(newton - b) <= 0.5 * last[rows])",
+        new="",
+        why="Newton kept inside its bracket only, without rtsafe's step-halving rule (it oscillates on wide instances)",
+    ),
+    Mutant(
         "safe-kl/solver-target-rho-off-1pct",
         target="kernels.safe_kl:solve_beta",
         old="log_rho = np.log(rho)",

@@ -1,7 +1,9 @@
 """Reference tests of the Safe-KL kernels: mpmath at 50 digits, the hand check, the solver's bracket."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -115,3 +117,22 @@ def test_device_instances_are_valid_and_keyed():
     assert bool((phi[padding] == phi[:, :1].expand_as(phi)[padding]).all())
     other = device_instances(5, "reference", 310, 300, "cpu", max_atoms=16)[0]
     assert not bool((other == phi).all())
+
+
+OSCILLATION = Path(__file__).parent / "golden" / "safe_kl_newton_oscillation.json"
+
+
+@pytest.mark.smoke
+def test_solver_converges_where_unguarded_newton_oscillates():
+    """A wide 88-atom instance on which Newton, kept only inside its bracket, jumped between the
+    bracket's ends for 100 iterations: both solvers (NumPy ragged, torch padded) meet the defining
+    equation E_mu sigmoid(phi - beta) = rho to 1e-12 at both rho."""
+    import torch
+
+    case = json.loads(OSCILLATION.read_text())
+    phi, mu = np.array(case["phi"]), np.array(case["mu"])
+    rho = np.array(case["rho"])
+    batch_phi, batch_mu = np.repeat(phi[None], len(rho), 0), np.repeat(mu[None], len(rho), 0)
+    for beta in (sk.solve_beta(batch_phi, batch_mu, rho), sk.solve_beta(torch.tensor(batch_phi), torch.tensor(batch_mu), torch.tensor(rho)).numpy()):
+        constraint = np.sum(mu / (1 + np.exp(-(phi[None] - beta[:, None]))), axis=1)
+        np.testing.assert_allclose(constraint, rho, rtol=1e-12, err_msg="E_mu sigmoid(phi - beta) against rho")
