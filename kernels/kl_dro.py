@@ -104,7 +104,13 @@ def objective(theta: Any, X: Any, y: Any, lam: float = LAMBDA, loss_scale: Any =
 
 
 def _objective_rows(flat: Any, X: Any, y: Any, lam: float, xp: Any, scale: Any = None) -> Any:
-    squared = (xp.matmul(flat, X.T) - y) ** 2
+    # Batch-invariant: the residuals as a fixed-order sum of elementwise (exactly rounded) products, not a
+    # matmul, whose blocking makes a row's float32 value depend on its place in the batch (44.0180626 vs
+    # 44.0180779 for one theta), enough to flip the rule L_final <= L_0. The reductions below are per row.
+    residual = -y
+    for j in range(flat.shape[-1]):
+        residual = residual + flat[:, j : j + 1] * X[:, j]
+    squared = residual**2
     scaled = (squared if scale is None else scale * squared) / lam
     top = xp.max(scaled, axis=-1, keepdims=True)
     safe_top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))  # keeps inf/nan out of the shift
