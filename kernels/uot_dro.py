@@ -653,7 +653,7 @@ def train(
     """Train every run for `steps` steps as one batched program, evaluating at `checkpoints` (and at
     0 and `steps`). `checkpoint` is the result store's Checkpoint (load / due / save) or None.
 
-    The value is plain NumPy and Python (it pickles): the runs, their overflow steps, the curves at the
+    The value is plain NumPy and Python (the store's data-only codec keeps it): the runs, their overflow steps, the curves at the
     checkpoints, the timings.
     """
     program = Program(runs, master_seed, device)

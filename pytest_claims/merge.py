@@ -147,6 +147,9 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
             into.has_tests |= record["verdict"] != "not exercised"
             if record["verdict"] == "broken" and record["reason"].startswith("collection error"):
                 into.problems.append(record["reason"])
+            if record.get("not_reached"):  # a run cut off: its unreached tests, unless another run has them
+                into.not_reached |= set(record["not_reached"])
+                into.interrupted_by = into.interrupted_by or record.get("interrupted_by", "")
     by_test: dict[str, list[tuple[int, StatementRun]]] = {}
     for index, payload in enumerate(payloads):
         for record in payload["claims"]:
@@ -163,6 +166,8 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
         keep = decided[0][1] if decided else found[0][1]
         keep.mutants = _unique([m for _, r in found for m in r.mutants])
         inputs[keep.claim].runs.append(keep)
+    for into in inputs.values():
+        into.not_reached -= set(by_test)
     for cid, reasons in drift.items():
         inputs[cid].problems.extend(sorted(set(reasons)))
     papers: dict[str, Any] = {}

@@ -17,6 +17,7 @@ import datetime as dt
 import json
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -31,8 +32,9 @@ from pytest_claims.decide import StatementInconclusive
 from pytest_claims.evidence import Evidence
 from pytest_claims.mutants import MutantError, applied, catalogue, mutated_code
 from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, false_alarm_budget, load_registry
-from pytest_claims.store import ResultStore, set_current_store
+from pytest_claims.store import ResultStore, StoreUnusable, set_current_store
 from pytest_claims.verdicts import (
+    CRASHED,
     ERROR,
     FAILED,
     HELD,
@@ -74,6 +76,10 @@ class State:
         self.exercised: dict[str, set[str]] = {}
         self.selected: set[str] = set()
         self.collection_errors: dict[str, str] = {}
+        self.scheduled: dict[str, set[str]] = {}  # selected claim test -> its claim id(s) (controller)
+        self.statement_of: dict[str, tuple[str, str]] = {}  # claim test -> (claim id, statement name)
+        self.crashed: dict[str, str] = {}  # test -> the crash report's first line
+        self.interrupted_by = ""  # SIGTERM, SIGINT, or why the session stopped early
         self.store_events: dict[str, list[dict[str, Any]]] = {}
         self.current_item: pytest.Item | None = None
         self.started = time.time()
@@ -152,7 +158,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
     config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
-    store = _store_for(config)
+    try:
+        store = _store_for(config)
+    except StoreUnusable as error:
+        raise pytest.UsageError(str(error)) from None
     state = State(config, registry, store)
     _load_mutants(config, state)
     previous = config.getoption("claims_previous")
@@ -163,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--previous-verdicts {previous}: cannot read a verdicts.json ({error})") from None
     config.stash[STATE] = state
     _ACTIVE.append(state)
+    _catch_sigterm(state)
     set_current_store(store)
     if not _is_worker(config):
         config.pluginmanager.register(Controller(state), "claims-controller")
@@ -180,10 +190,29 @@ def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None
 
 
 _ACTIVE: list[State] = []  # a stack: pytester runs an inner session inside a test
+_SIGTERM_BEFORE = pytest.StashKey[Any]()
+
+
+def _catch_sigterm(state: State) -> None:
+    """A scheduler's SIGTERM (a time limit) ends the session as Ctrl-C does, so both reports are written
+    and the claims cut off say `interrupted` (workers too: they finish their reports, not crash)."""
+    def on_sigterm(signum: int, frame: Any) -> None:
+        state.interrupted_by = "SIGTERM"
+        raise KeyboardInterrupt("SIGTERM")
+
+    try:
+        state.config.stash[_SIGTERM_BEFORE] = signal.signal(signal.SIGTERM, on_sigterm)
+    except (ValueError, OSError, AttributeError):  # not the main thread, or no SIGTERM on this platform
+        pass
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = state_of(config)
+    if _SIGTERM_BEFORE in config.stash:
+        try:
+            signal.signal(signal.SIGTERM, config.stash[_SIGTERM_BEFORE])
+        except (ValueError, OSError, TypeError):
+            pass
     if state is not None and state in _ACTIVE:
         _ACTIVE.remove(state)
         set_current_store(_ACTIVE[-1].store if _ACTIVE else None)
@@ -260,9 +289,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if state is None:
         return
     state.selected = {item.stash[STATEMENT][0].id for item in session.items if STATEMENT in item.stash}
+    state.statement_of = {item.nodeid: (item.stash[STATEMENT][0].id, item.stash[STATEMENT][1].name) for item in session.items if STATEMENT in item.stash}
     if _is_worker(session.config):
         session.config.workeroutput["claims_exercised"] = {c: sorted(s) for c, s in state.exercised.items()}
         session.config.workeroutput["claims_selected"] = sorted(state.selected)
+        session.config.workeroutput["claims_statement_of"] = state.statement_of
+    else:
+        state.scheduled = {test: {cid} for test, (cid, _) in state.statement_of.items()}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -275,6 +308,19 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
         return
     for module in {nodeid.split("::", 1)[0] for nodeid in ids}:
         state.selected.update(claim.id for claim in state.registry.claims_of_module(module))
+    for nodeid in ids:  # which claim a test belongs to, by its module (the worker says which statement later)
+        claims = {claim.id for claim in state.registry.claims_of_module(nodeid.split("::", 1)[0])}
+        if claims:
+            state.scheduled.setdefault(nodeid, set()).update(claims)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
+    """xdist: a worker died while running `crashitem`; its statement is `crashed`, not missing."""
+    state = state_of(sched.config) if hasattr(sched, "config") else (_ACTIVE[-1] if _ACTIVE else None)
+    if state is not None:
+        lines = [line for line in str(getattr(report, "longrepr", "") or "").splitlines() if line.strip()]
+        state.crashed[crashitem] = (lines[0] if lines else "worker crashed")[:300]
 
 
 def pytest_testnodedown(node: Any, error: Any) -> None:
@@ -285,6 +331,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     for cid, names in output.get("claims_exercised", {}).items():
         state.exercised.setdefault(cid, set()).update(names)
     state.selected.update(output.get("claims_selected", []))
+    state.statement_of.update({test: tuple(pair) for test, pair in output.get("claims_statement_of", {}).items()})
 
 
 # ------------------------------------------------------------------------------------------------
@@ -566,8 +613,25 @@ class Controller:
             )
             for cid, claim in state.registry.claims.items()
         }
+        for test, line in sorted(state.crashed.items()):
+            if test in state.runs:
+                continue
+            if test in state.statement_of:
+                cid, name = state.statement_of[test]
+                claim = state.registry.claims[cid]
+                tier = "any" if claim.statements[name].scale_free else tier_of(self.config)
+                state.runs[test] = StatementRun(test=test, claim=cid, statement=name, tier=tier, outcome=CRASHED, reason=line)
+            else:
+                for cid in state.scheduled.get(test, ()):
+                    inputs[cid].problems.append(f"the process running {test} crashed ({line})")
         for run in state.runs.values():
             inputs[run.claim].runs.append(run)
+        if state.interrupted_by:
+            for test, cids in state.scheduled.items():
+                if test not in state.runs and test not in state.reference and test not in state.crashed:
+                    for cid in cids:
+                        inputs[cid].not_reached.add(test)
+                        inputs[cid].interrupted_by = state.interrupted_by
         for module, message in sorted(state.collection_errors.items()):
             for claim in state.registry.claims_of_module(module):
                 inputs[claim.id].problems.append(f"collection error in {module}: {message}")
@@ -576,6 +640,11 @@ class Controller:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state, config = self.state, self.config
+        if not state.interrupted_by:
+            if exitstatus == pytest.ExitCode.INTERRUPTED:
+                state.interrupted_by = str(session.shouldstop) if isinstance(session.shouldstop, str) else "SIGINT"
+            elif session.shouldstop or session.shouldfail:
+                state.interrupted_by = f"stopped early: {session.shouldstop or session.shouldfail}"
         environment = self.environment()
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         payload: dict[str, Any] = {
@@ -600,6 +669,7 @@ class Controller:
                     "store": state.store.mode,
                     "source": "this run",
                     "tests": sorted(state.runs),
+                    "interrupted": state.interrupted_by,
                 }
             ],
             "timings": {
@@ -640,6 +710,8 @@ class Controller:
             terminalreporter.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
         hits = sum(1 for events in payload["timings"]["store"].values() for e in events if e["status"] == "from store")
         terminalreporter.write_line(f"result store: {self.state.store.mode}; {hits} results read from it")
+        for note in sorted({e["note"] for events in payload["timings"]["store"].values() for e in events if e.get("note")}):
+            terminalreporter.write_line(f"result store: {note}")
         terminalreporter.write_line(f"report: {self.state.report_dir / 'verdicts.json'} and the html report")
 
     # pytest-html hooks (they run where the report is written: here)

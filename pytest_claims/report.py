@@ -20,13 +20,14 @@ COLOURS = {
     "verified": "#1a7f37",
     "falsified": "#8250df",
     "inconclusive": "#0969da",
+    "interrupted": "#9a6700",
     "reduced scale": "#bf8700",
     "not run": "#6e7781",
     "not selected": "#8c959f",
     "not exercised": "#afb8c1",
     "broken": "#cf222e",
 }
-OUTCOME_COLOURS = {"held": "#1a7f37", "refuted": "#8250df", "inconclusive": "#0969da", "skipped": "#6e7781", "failed": "#cf222e", "error": "#cf222e"}
+OUTCOME_COLOURS = {"held": "#1a7f37", "refuted": "#8250df", "inconclusive": "#0969da", "skipped": "#6e7781", "failed": "#cf222e", "error": "#cf222e", "crashed": "#cf222e"}
 STYLE = """
 <style>
 .claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
@@ -156,7 +157,8 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
         items = "".join(
             f"<li>{esc(e['name'])}: {esc(e['status'])}"
             + (f" at step {e['resumed_from_step']}" if e.get("resumed_from_step") not in (None, -1) else "")
-            + f" ({e['seconds']:.2f} s, key {esc(e['key'][:12])})</li>"
+            + f" ({e['seconds']:.2f} s, key {esc(e['key'][:12])})"
+            + (f"<br><b>{esc(e['note'])}</b>" if e.get("note") else "") + "</li>"
             for e in store_events
         )
         parts.append(f"<p><b>results</b></p><ul>{items}</ul>")

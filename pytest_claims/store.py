@@ -2,7 +2,10 @@
 
 A result is stored under a key made of everything that determines it: a name (claim or kernel), a
 configuration (seeds, tier, backend, device, sizes: any JSON-able mapping), and a hash of the source
-of the code that computes it. Writes are atomic (a temporary file renamed into place); a file lock per
+of the code that computes it. Entries hold data only (pytest_claims.codec: `.npz` with a JSON header,
+read without pickle), each with its full key and a content hash checked on read: an entry that is
+unreadable, altered or another key's is recomputed, and the report says which file and why. A store
+directory that cannot be written is read where it can be and otherwise computes without storing. Writes are atomic (a temporary file renamed into place); a file lock per
 key makes one process compute while the others wait and then read, so `-n 64` computes each key once.
 A long computation receives a `Checkpoint` and may save its state every N steps; an interrupted run
 resumes from the last checkpoint of the same key.
@@ -12,7 +15,7 @@ computed once per process even with the disk store off (`--no-store`: CI compute
 mutant is applied (pytest_claims.mutants), keys carry the mutant's name and nothing is written to
 disk.
 
-Use the `result_store` fixture, or `current_store()` from helper modules that tests call.
+Helper modules that tests call reach the session's store with `current_store()`.
 """
 from __future__ import annotations
 
@@ -20,7 +23,6 @@ import hashlib
 import inspect
 import json
 import os
-import pickle
 import tempfile
 import time
 import types
@@ -30,11 +32,14 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from filelock import FileLock
 
+from pytest_claims import codec
+
 T = TypeVar("T")
-FORMAT = 1  # bump when the stored layout changes: old entries are then simply not found
+FORMAT = 2  # 2: data-only .npz entries (1: pickles, never read). Bump when the stored layout changes: old entries are then simply not found
 
 # Statuses of one access, as the report shows them.
 COMPUTED, RESUMED, FROM_STORE, IN_MEMORY = "computed", "resumed", "from store", "in memory"
+RECOMPUTED = "recomputed"  # a stored entry could not be trusted (the event's note says why)
 
 
 @dataclass
@@ -46,6 +51,7 @@ class StoreEvent:
     status: str
     seconds: float
     resumed_from_step: int | None = None
+    note: str = ""
 
 
 def _canonical(value: Any) -> Any:
@@ -80,10 +86,12 @@ def code_hash(code: Iterable[Any]) -> str:
 class Checkpoint:
     """Where a long computation saves its state and finds it again after an interruption."""
 
-    def __init__(self, path: Path | None, every: int) -> None:
+    def __init__(self, path: Path | None, every: int, header: dict[str, Any] | None = None) -> None:
         self.path = path
         self.every = max(1, int(every))
+        self.header = header or {}
         self.resumed_from_step: int | None = None
+        self.note = ""  # why a saved state was not used
 
     def due(self, step: int) -> bool:
         """True every `every` steps (only where the store can keep a checkpoint)."""
@@ -93,15 +101,20 @@ class Checkpoint:
         """The last saved state of this key, or None. A dict state's "step" is reported on resume."""
         if self.path is None or not self.path.exists():
             return None
-        with open(self.path, "rb") as handle:
-            state = pickle.load(handle)
+        try:
+            header, state = codec.loads(self.path.read_bytes())
+            if header != self.header:
+                raise codec.EntryInvalid("is the checkpoint of another key")
+        except codec.EntryInvalid as error:
+            self.note = f"checkpoint {self.path} {error}: started afresh"
+            return None
         step = state.get("step") if isinstance(state, dict) else None
         self.resumed_from_step = int(step) if step is not None else -1
         return state
 
     def save(self, state: Any) -> None:
         if self.path is not None:
-            _atomic_write(self.path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+            _atomic_write(self.path, codec.dumps(self.header, state))
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -118,11 +131,34 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def _digest(header: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest()[:32]
+
+
+class StoreUnusable(Exception):
+    """A store path that can never hold a store (a file, say): said in one line before any work."""
+
+
+def _writable_directory(root: Path) -> bool:
+    """Whether the store can write under `root` (creating it); StoreUnusable if it is not a directory."""
+    if root.exists() and not root.is_dir():
+        raise StoreUnusable(f"the result store path {root} is not a directory (--store-dir or the ini key claims_store_dir)")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=root, prefix=".probe.")
+        os.close(fd)
+        os.unlink(probe)
+        return True
+    except OSError:
+        return False
+
+
 class ResultStore:
     """get_or_compute(name, key, compute, code=...) -> the value, from memory, disk or computed."""
 
     def __init__(self, root: Path | None, *, checkpoint_every: int = 1000) -> None:
         self.root = root  # None: memory only (--no-store)
+        self.read_only = root is not None and not _writable_directory(root)
         self.checkpoint_every = checkpoint_every
         self.namespace = ""  # the applied mutant's name, if any
         self.mutated_module = ""  # the module the applied mutant changes
@@ -132,11 +168,17 @@ class ResultStore:
 
     @property
     def mode(self) -> str:
-        return f"on ({self.root})" if self.root is not None else "off (every result computed fresh)"
+        if self.root is None:
+            return "off (every result computed fresh)"
+        if self.read_only:
+            return f"read-only ({self.root} cannot be written: entries found there are read, the rest computed and not stored)"
+        return f"on ({self.root})"
+
+    def _header(self, name: str, key: Mapping[str, Any], code_digest: str) -> dict[str, Any]:
+        return {"format": FORMAT, "name": name, "key": _canonical(key), "code": code_digest, "namespace": self.namespace}
 
     def key_of(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> str:
-        payload = {"format": FORMAT, "name": name, "key": _canonical(key), "code": code_hash(code), "namespace": self.namespace}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+        return _digest(self._header(name, key, code_hash(code)))
 
     def get_or_compute(
         self,
@@ -150,12 +192,14 @@ class ResultStore:
     ) -> T:
         """The value stored under (name, key, code), computing it with `compute(checkpoint)` if absent.
 
-        `compute` must be deterministic given the key; its value must pickle. Pass every module whose
-        source decides the value in `code`, so that a changed kernel never reads an old value.
-        `persist=False` keeps the value in this process only (large and cheap to recompute).
+        `compute` must be deterministic given the key; its value must be data the codec keeps
+        (pytest_claims.codec). Pass every module whose source decides the value in `code`, so that a
+        changed kernel never reads an old value. `persist=False` keeps the value in this process only
+        (large and cheap to recompute).
         """
         code = list(code)
-        digest = self.key_of(name, key, code)
+        header = self._header(name, key, code_hash(code))
+        digest = _digest(header)
         started = time.perf_counter()
         if digest in self._memory:
             self._record(name, digest, IN_MEMORY, started)
@@ -176,25 +220,49 @@ class ResultStore:
             self._record(name, digest, COMPUTED, started)
             return value
         folder = self.root / digest[:2]
+        result, state = folder / f"{digest}.npz", folder / f"{digest}.checkpoint.npz"
+        if self.read_only:
+            value, note = self._read(result, header)
+            status = FROM_STORE if note is None else RECOMPUTED if note else COMPUTED
+            if note is not None:
+                value = compute(Checkpoint(None, every))
+            self._memory[digest] = value
+            self._record(name, digest, status, started, note=note or "")
+            return value
         folder.mkdir(parents=True, exist_ok=True)
-        result, state = folder / f"{digest}.pkl", folder / f"{digest}.checkpoint"
         with FileLock(str(folder / f"{digest}.lock")):
-            if result.exists():
-                with open(result, "rb") as handle:
-                    value = pickle.load(handle)
-                status, resumed = FROM_STORE, None
-            else:
-                checkpoint = Checkpoint(state, every)
+            value, note = self._read(result, header)
+            status, resumed = FROM_STORE, None
+            if note is not None:
+                checkpoint = Checkpoint(state, every, header)
                 value = compute(checkpoint)
-                _atomic_write(result, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-                meta = {"name": name, "key": _canonical(key), "namespace": self.namespace, "seconds": round(time.perf_counter() - started, 3)}
-                _atomic_write(folder / f"{digest}.json", (json.dumps(meta, indent=1) + "\n").encode())
+                _atomic_write(result, codec.dumps({**header, "seconds": round(time.perf_counter() - started, 3)}, value))
                 state.unlink(missing_ok=True)
                 resumed = checkpoint.resumed_from_step
                 status = RESUMED if resumed is not None else COMPUTED
+                if note:  # there was an entry, and it could not be trusted
+                    status = RECOMPUTED
+                note = "; ".join(n for n in (note, checkpoint.note) if n)
         self._memory[digest] = value
-        self._record(name, digest, status, started, resumed)
+        self._record(name, digest, status, started, resumed, note or "")
         return value
+
+    @staticmethod
+    def _read(path: Path, header: dict[str, Any]) -> tuple[Any, str | None]:
+        """(value, None) from a trustworthy entry; (None, "") if there is none; (None, why) if it is bad."""
+        if not path.exists():
+            return None, ""
+        try:
+            stored, value = codec.loads(path.read_bytes())
+            stored.pop("seconds", None)
+            if stored != header:
+                raise codec.EntryInvalid(f"is the entry of another key ({stored.get('name')!r}, {stored.get('key')!r})"
+                                         if isinstance(stored, dict) else "has no key")
+        except codec.EntryInvalid as error:
+            return None, f"store entry {path} {error}: recomputed"
+        except OSError as error:
+            return None, f"store entry {path} cannot be read ({error}): recomputed"
+        return value, None
 
     def _touched_by_mutant(self, code: list[Any]) -> bool:
         """Whether the applied mutant's module is among the code a result depends on (unknown: yes)."""
@@ -204,8 +272,8 @@ class ResultStore:
                 return True
         return not code
 
-    def _record(self, name: str, digest: str, status: str, started: float, resumed: int | None = None) -> None:
-        event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed)
+    def _record(self, name: str, digest: str, status: str, started: float, resumed: int | None = None, note: str = "") -> None:
+        event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed, note)
         self._events.append((self.current_test, event))
 
     def take_events(self, test: str) -> list[dict[str, Any]]:

@@ -10,15 +10,16 @@ from typing import Any, Iterable
 
 from pytest_claims.registry import Claim, Registry, Statement
 
-SCHEMA_VERSION = 3  # 3: the inconclusive outcome and verdict, false_alarm per statement run and per tier, replication
+SCHEMA_VERSION = 4  # 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
 
 # Statement outcomes.
 HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"
 INCONCLUSIVE = "inconclusive"  # a statistical statement whose interval straddles its threshold: neither shown nor refuted
+CRASHED = "crashed"  # the process running the test died (an xdist worker crash): contradicts any registered outcome
 DECIDED = (HELD, REFUTED)
 UNDECIDED = (SKIPPED, INCONCLUSIVE)  # outcomes that neither agree with the registry nor contradict it
 # Claim verdicts, most severe first (the report's sort order).
-VERDICTS = ("broken", "falsified", "inconclusive", "reduced scale", "verified", "not run", "not selected", "not exercised")
+VERDICTS = ("broken", "falsified", "interrupted", "inconclusive", "reduced scale", "verified", "not run", "not selected", "not exercised")
 # Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
 RUN_KEYS = ("runs", "timings", "changes")
 
@@ -72,6 +73,8 @@ class ClaimInputs:
     selected: bool = False  # some test of the claim was selected in the run(s)
     has_tests: bool = False  # its test module exists, collected or not (a run of other files)
     problems: list[str] = field(default_factory=list)  # collection errors, conflicts between runs, registry drift
+    not_reached: set[str] = field(default_factory=set)  # selected tests with no outcome when a run was cut off
+    interrupted_by: str = ""  # what cut it off (SIGTERM, SIGINT), where not_reached is not empty
 
 
 def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
@@ -119,12 +122,14 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
         return "not exercised", "no test in the suite names this claim"
     broken = [r for r in runs if r.outcome not in UNDECIDED and not as_registered(r.outcome, claim.statements[r.statement])]
     if broken:
-        names = ", ".join(sorted({f"{r.statement} ({r.outcome})" for r in broken}))
+        names = ", ".join(sorted({f"{r.statement} ({r.outcome}{': ' + r.test if r.outcome == CRASHED else ''})" for r in broken}))
         return "broken", f"outcome contradicts the registry: {names}"
     strength = power(claim, runs)
     if strength and strength["survivors"]:
         return "broken", "mutants survived (the statement cannot tell them from the kernel): " + ", ".join(strength["survivors"])
     if not runs:
+        if inputs.not_reached:
+            return "interrupted", _not_reached(inputs)
         if not inputs.selected:
             return "not selected", "no test of this claim was selected in this run"
         return "not run", "its tests were selected but none ran"
@@ -139,6 +144,8 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     printed = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
     if any(r.statement in printed and decisive(r) for r in ran):
         return "falsified", "refuted as printed: " + ", ".join(s for s in printed if any(r.statement == s and decisive(r) for r in ran))
+    if inputs.not_reached:
+        return "interrupted", _not_reached(inputs)
     # A required statement decided at a decisive scale in some run but inconclusive in another (one of
     # its cells) is not shown: the claim is inconclusive, naming it.
     inconclusive = sorted({r.statement for r in undecided if decisive(r) and claim.statements[r.statement].required})
@@ -162,6 +169,12 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
             reason = "refuted as printed at reduced scale (" + ", ".join(printed) + "); " + reason
         return "reduced scale", reason
     return "verified", "every required statement ran at a decisive scale as registered"
+
+
+def _not_reached(inputs: ClaimInputs) -> str:
+    tests = sorted(inputs.not_reached)
+    shown = ", ".join(tests[:6]) + (f" and {len(tests) - 6} more" if len(tests) > 6 else "")
+    return f"the run was cut off ({inputs.interrupted_by or 'interrupted'}) before {len(tests)} of its selected tests: {shown}; rerun with the same store to resume"
 
 
 def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
@@ -241,6 +254,8 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                     for r in runs
                 ],
                 "statements_without_tests": sorted(set(claim.statements) - claim_inputs.exercised) if collected else [],
+                "not_reached": sorted(claim_inputs.not_reached),
+                "interrupted_by": claim_inputs.interrupted_by if claim_inputs.not_reached else "",
                 "registry": registry_record(claim),
             }
         )

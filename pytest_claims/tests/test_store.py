@@ -1,16 +1,21 @@
 """The result store as a unit: keys, code hashes, memory, namespaces under a mutant."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import math
 import multiprocessing
 import os
 import time
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from pytest_claims.store import COMPUTED, FROM_STORE, IN_MEMORY, ResultStore
+from pytest_claims import codec
+from pytest_claims import store as store_module
+from pytest_claims.store import COMPUTED, FROM_STORE, IN_MEMORY, RECOMPUTED, ResultStore, StoreUnusable
 
 
 def module(where, name: str, source: str) -> types.ModuleType:
@@ -46,9 +51,9 @@ def test_disk_memory_and_events(tmp_path):
     assert len(calls) == 1
     assert [e["status"] for e in first.take_events("t")] == [COMPUTED, IN_MEMORY]
     assert [e["status"] for e in second.take_events("t")] == [FROM_STORE]
-    files = sorted(tmp_path.glob("*/*.pkl"))
+    files = sorted(tmp_path.glob("*/*.npz"))
     assert ResultStore(tmp_path).get_or_compute("y", {}, compute, persist=False) == {"v": 3}
-    assert sorted(tmp_path.glob("*/*.pkl")) == files  # kept in memory only
+    assert sorted(tmp_path.glob("*/*.npz")) == files  # kept in memory only
 
 
 @pytest.mark.smoke
@@ -93,3 +98,162 @@ def test_one_process_computes_a_key_the_others_wait_and_read(tmp_path):
         process.join(60)
     assert [(tmp_path / f"out{i}").read_text() for i in range(4)] == ["42"] * 4
     assert len(log.read_text().split()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Entries that cannot be trusted: recomputed, with the file and the reason named; never executed.
+
+def _only_entry(root: Path) -> Path:
+    (entry,) = root.glob("*/*.npz")
+    return entry
+
+
+def _events(store: ResultStore) -> list[dict]:
+    return store.take_events("t")
+
+
+def _fresh(root: Path) -> ResultStore:
+    store = ResultStore(root)
+    store.current_test = "t"
+    return store
+
+
+class _RunsCode:
+    """What a hostile shared store could hold: unpickling this would create the marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+@pytest.mark.smoke
+def test_an_entry_that_would_run_code_if_unpickled_is_recomputed_and_never_run(tmp_path):
+    import pickle
+
+    root, marker = tmp_path / "store", tmp_path / "code-ran"
+    _fresh(root).get_or_compute("x", {"a": 1}, lambda _: 7)
+    entry = _only_entry(root)
+    entry.write_bytes(pickle.dumps(_RunsCode(marker)))
+    entry.with_suffix(".pkl").write_bytes(pickle.dumps(_RunsCode(marker)))  # where format 1 kept it
+    store = _fresh(root)
+    assert store.get_or_compute("x", {"a": 1}, lambda _: 7) == 7
+    (event,) = _events(store)
+    assert not marker.exists(), "a store entry ran code"
+    assert event["status"] == RECOMPUTED and str(entry) in event["note"] and "unreadable" in event["note"], event
+    assert _fresh(root).get_or_compute("x", {"a": 1}, lambda _: pytest.fail("the rewritten entry must be read")) == 7
+
+
+@pytest.mark.smoke
+def test_an_entry_copied_over_another_keys_entry_is_recomputed(tmp_path):
+    root = tmp_path / "store"
+    store = _fresh(root)
+    store.get_or_compute("rates", {"sigma2": 100}, lambda _: np.array([0.0, 0.7]))
+    store.get_or_compute("rates", {"sigma2": 1}, lambda _: np.array([0.0, 0.1]))
+    here, there = (root / d[:2] / f"{d}.npz" for d in (store.key_of("rates", {"sigma2": 100}), store.key_of("rates", {"sigma2": 1})))
+    here.write_bytes(there.read_bytes())
+    again = _fresh(root)
+    np.testing.assert_array_equal(again.get_or_compute("rates", {"sigma2": 100}, lambda _: np.array([0.0, 0.7])), [0.0, 0.7])
+    (event,) = _events(again)
+    assert event["status"] == RECOMPUTED and "another key" in event["note"] and str(here) in event["note"], event
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("damage", ["truncated", "random bytes", "one byte flipped", "empty"])
+def test_a_damaged_entry_is_recomputed_with_its_file_named(tmp_path, damage):
+    root = tmp_path / "store"
+    value = {"curve": np.linspace(0.0, 1.0, 4096), "steps": 3}
+    _fresh(root).get_or_compute("x", {}, lambda _: value)
+    entry = _only_entry(root)
+    data = bytearray(entry.read_bytes())
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "random bytes":
+        data = bytearray(np.random.default_rng(0).integers(0, 256, len(data), dtype=np.uint8).tobytes())
+    elif damage == "one byte flipped":
+        data[len(data) // 2] ^= 0x01
+    else:
+        data = bytearray()
+    entry.write_bytes(bytes(data))
+    store = _fresh(root)
+    got = store.get_or_compute("x", {}, lambda _: value)
+    np.testing.assert_array_equal(got["curve"], value["curve"])
+    (event,) = _events(store)
+    assert event["status"] == RECOMPUTED and str(entry) in event["note"], event
+
+
+@pytest.mark.smoke
+def test_a_corrupt_checkpoint_starts_afresh_and_says_so(tmp_path):
+    root = tmp_path / "store"
+
+    def compute(checkpoint):
+        state = checkpoint.load() or {"step": 0, "total": 0}
+        return state["total"] + sum(range(state["step"] + 1, 11))
+
+    store = _fresh(root)
+    digest = store.key_of("sum", {})
+    (root / digest[:2]).mkdir(parents=True)
+    (root / digest[:2] / f"{digest}.checkpoint.npz").write_bytes(b"PK\x03\x04 not an archive")
+    assert store.get_or_compute("sum", {}, compute) == 55
+    (event,) = _events(store)
+    assert event["status"] == COMPUTED and "checkpoint" in event["note"] and "started afresh" in event["note"], event
+
+
+@pytest.mark.smoke
+def test_a_read_only_store_reads_what_it_has_and_computes_the_rest_unstored(tmp_path, monkeypatch):
+    root = tmp_path / "store"
+    _fresh(root).get_or_compute("kept", {}, lambda _: 1)
+    monkeypatch.setattr(store_module, "_writable_directory", lambda _root: False)
+    store = _fresh(root)
+    assert store.read_only and "read-only" in store.mode and str(root) in store.mode
+    assert store.get_or_compute("kept", {}, lambda _: pytest.fail("must be read")) == 1
+    assert store.get_or_compute("new", {}, lambda _: 2) == 2
+    assert [e["status"] for e in _events(store)] == [FROM_STORE, COMPUTED]
+    assert len(list(root.glob("*/*.npz"))) == 1 and not list(root.glob("*/*.lock"))[1:]
+
+
+@pytest.mark.smoke
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes through directory permissions")
+def test_a_directory_without_write_permission_is_found_read_only(tmp_path):
+    root = tmp_path / "store"
+    root.mkdir()
+    root.chmod(0o555)
+    try:
+        assert ResultStore(root).read_only
+    finally:
+        root.chmod(0o755)
+
+
+@pytest.mark.smoke
+def test_a_store_path_that_is_a_file_is_one_line(tmp_path):
+    path = tmp_path / "store"
+    path.write_text("")
+    with pytest.raises(StoreUnusable, match=f"{path} is not a directory.*--store-dir"):
+        ResultStore(path)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config:
+    eta: float
+    rho: float | None
+
+
+@pytest.mark.smoke
+def test_the_codec_keeps_every_kind_of_value_exactly():
+    import torch
+
+    value = {
+        "configs": [_Config(1e-5, None), _Config(1e-6, 1e-3)], None: {0.5: (1, "a")}, (1, 2): [True, None],
+        "f32": np.float32(44.018078), "nan": float("nan"), "ints": np.arange(5, dtype=np.int64),
+        "empty": np.zeros((0, 3)), "tensor": torch.arange(4, dtype=torch.float32), "big": 2**80,
+    }
+    header, got = codec.loads(codec.dumps({"name": "x"}, value))
+    assert header == {"name": "x"}
+    assert got["configs"] == value["configs"] and got[None] == {0.5: (1, "a")} and got[(1, 2)] == [True, None]
+    assert type(got["f32"]) is np.float32 and got["f32"] == value["f32"] and math.isnan(got["nan"]) and got["big"] == 2**80
+    assert got["ints"].dtype == np.int64 and got["empty"].shape == (0, 3) and torch.equal(got["tensor"], value["tensor"])
+    with pytest.raises(TypeError, match="cannot keep a builtins.object"):
+        codec.dumps({}, {"x": object()})
+    with pytest.raises(TypeError, match="object arrays"):
+        codec.dumps({}, np.array([object()]))

@@ -1,0 +1,147 @@
+"""Faults a big run meets, each as a test that fails without its fix: a scheduler's SIGTERM, Ctrl-C, a
+worker killed, damaged or hostile store entries seen through the plugin, an unusable store path."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_plugin import CONSTANT_TESTS, claim, project, verdicts  # noqa: F401 (project: the fixture)
+
+SLOW_TRIANGLE = """
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import toy_kernel
+from pytest_claims import current_store, statement_holds
+
+
+def compute(checkpoint):
+    state = checkpoint.load() or {"step": 0, "values": []}
+    for step in range(state["step"] + 1, 51):
+        state = {"step": step, "values": state["values"] + [toy_kernel.triangle(step - 1)]}
+        if checkpoint.due(step):
+            checkpoint.save(state)
+        if step == 30 and os.environ.get("TOY_SLOW") == "1":
+            Path("reached-step-30").write_text("")
+            time.sleep(60)  # the signal arrives here
+    return state["values"]
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="formula")
+def test_formula(evidence):
+    values = current_store().get_or_compute("toy/triangles", {"n": 50}, compute, code=[toy_kernel], checkpoint_every=10)
+    wrong = [n for n in range(50) if values[n] != sum(range(n + 1))]
+    evidence.headline(checked=50, wrong=len(wrong))
+    statement_holds(not wrong, f"triangle differs from the sum at {wrong[:5]}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="squares")
+def test_squares(evidence):
+    if os.environ.get("TOY_CRASH") == "1":
+        os.kill(os.getpid(), 9)  # the worker dies mid-test (the OOM killer, a node lost)
+    statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")
+"""
+
+
+def _pytest(pytester: pytest.Pytester, *args: str, env: dict | None = None) -> subprocess.Popen:
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]), **(env or {}))
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args], cwd=pytester.path,
+                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before {path.name}: {process.stdout.read()[-3000:]}")
+        if time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"{path.name} never appeared")
+        time.sleep(0.05)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("how", ["SIGTERM, serial", "SIGTERM to the controller, -n 2", "SIGTERM to the process group, -n 2", "SIGINT, serial"])
+def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
+    pytester = project(triangle_tests=SLOW_TRIANGLE)
+    workers = ["-n", "2"] if "-n 2" in how else []
+    process = _pytest(pytester, "-m", "smoke", "--store-dir=store", "--html=out/verdict.html", *workers, env={"TOY_SLOW": "1"})
+    _wait_for(pytester.path / "reached-step-30", process)
+    sig = signal.SIGINT if "SIGINT" in how else signal.SIGTERM
+    if "process group" in how:
+        os.killpg(process.pid, sig)
+    else:
+        process.send_signal(sig)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output[-3000:]
+    assert (pytester.path / "out" / "verdict.html").is_file(), output[-3000:]
+    cut = verdicts(pytester)
+    t1 = claim(cut, "T1")
+    assert t1["verdict"] == "interrupted", (t1["verdict"], t1["reason"])
+    assert "test_triangle.py::test_formula" in t1["not_reached"] and "test_triangle.py::test_formula" in t1["reason"]
+    assert ("SIGINT" if sig == signal.SIGINT else "SIGTERM") in t1["reason"] or "interrupt" in t1["reason"], t1["reason"]
+    assert cut["runs"][0]["interrupted"]
+
+    rerun = _pytest(pytester, "-m", "smoke", "--store-dir=store", *workers)
+    output, _ = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, output[-3000:]
+    resumed = verdicts(pytester)
+    events = resumed["timings"]["store"]["test_triangle.py::test_formula"]
+    assert events[0]["status"] == "resumed" and events[0]["resumed_from_step"] == 30, events
+    assert {c["key"]: c["verdict"] for c in resumed["claims"]} == {"T1": "verified", "T2": "verified", "T3": "not exercised"}
+
+
+@pytest.mark.smoke
+def test_a_worker_killed_mid_test_makes_its_statement_crashed_and_its_claim_broken(project):
+    pytester = project(triangle_tests=SLOW_TRIANGLE)
+    process = _pytest(pytester, "-m", "smoke", "--no-store", "-n", "2", env={"TOY_CRASH": "1"})
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
+    t1 = claim(verdicts(pytester), "T1")
+    crashed = [s for s in t1["statements"] if s["outcome"] == "crashed"]
+    assert [s["test"] for s in crashed] == ["test_triangle.py::test_squares"] and crashed[0]["statement"] == "squares", t1["statements"]
+    assert t1["verdict"] == "broken" and "test_triangle.py::test_squares" in t1["reason"], t1["reason"]
+    assert claim(verdicts(pytester), "T2")["verdict"] == "verified"
+
+
+@pytest.mark.smoke
+def test_a_hostile_store_entry_is_recomputed_named_and_never_run(project):
+    import pickle
+
+    from test_store import _RunsCode
+
+    pytester = project(constant_tests=CONSTANT_TESTS)
+    pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store").assert_outcomes(passed=3, xfailed=1)
+    (entry,) = (pytester.path / "store").glob("*/*.npz")
+    marker = pytester.path / "code-ran"
+    entry.write_bytes(pickle.dumps(_RunsCode(marker)))
+    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store")
+    result.assert_outcomes(passed=3, xfailed=1)
+    assert not marker.exists()
+    result.stdout.fnmatch_lines([f"result store: store entry {entry} unreadable*recomputed"])
+    events = verdicts(pytester)["timings"]["store"]["test_triangle.py::test_formula"]
+    assert events[0]["status"] == "recomputed" and str(entry) in events[0]["note"]
+    assert "recomputed" in (pytester.path / "out" / "verdict.html").read_text() if (pytester.path / "out" / "verdict.html").exists() else True
+    assert json.loads(json.dumps(events))  # the note travels in verdicts.json
+
+
+@pytest.mark.smoke
+def test_a_store_path_that_is_a_file_is_one_line_before_any_work(project):
+    pytester = project()
+    (pytester.path / "store").write_text("")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the result store path *store is not a directory (--store-dir or the ini key claims_store_dir)*"])
+    assert not (pytester.path / "out" / "verdicts.json").exists()
