@@ -1,6 +1,7 @@
 """What a statement test records as its evidence: plain built-in values and figures."""
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -64,10 +65,12 @@ class Evidence:
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
         plt.close(fig)
-        relative = f"figures/{self._slug}__{len(self.figures)}.png"
+        data = buffer.getvalue()
+        # named by content too: two runs writing into one report directory never overwrite each other's
+        relative = f"figures/{self._slug}__{len(self.figures)}-{hashlib.sha256(data).hexdigest()[:10]}.png"
         path = self._report_dir / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(buffer.getvalue())
+        path.write_bytes(data)
         self.figures.append({"title": title, "path": relative})
 
     def as_dict(self) -> dict[str, Any]:

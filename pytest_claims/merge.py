@@ -41,9 +41,29 @@ def load(path: Path) -> dict[str, Any]:
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise MergeError(f"{path}: not a readable verdicts.json ({error})") from None
+    if not isinstance(payload, dict):
+        raise MergeError(f"{path}: not a verdicts.json (a JSON {type(payload).__name__}, not an object)")
     if payload.get("schema_version") != SCHEMA_VERSION:
         raise MergeError(f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads {SCHEMA_VERSION}")
+    missing = [k for k, kind in (("claims", list), ("runs", list), ("papers", dict), ("tier", str)) if not isinstance(payload.get(k), kind)]
+    if missing:
+        raise MergeError(f"{path}: not a verdicts.json (lacks {', '.join(missing)})")
     return payload
+
+
+def _run_identity(payload: dict[str, Any]) -> str:
+    runs = [{k: run.get(k) for k in ("host", "date", "commit", "tier", "tests", "seed")} for run in payload["runs"]]
+    return json.dumps([payload.get("seed"), runs], sort_keys=True)
+
+
+def refuse_repeats(paths: list[Path], payloads: list[dict[str, Any]]) -> None:
+    """One run given twice (the same file, or a copy of it) would count its outcomes twice."""
+    seen: dict[str, Path] = {}
+    for path, payload in zip(paths, payloads):
+        for key in (f"file:{Path(path).resolve()}", f"run:{_run_identity(payload)}"):
+            if key in seen:
+                raise MergeError(f"{path}: the same run as {seen[key]} (given twice)")
+            seen[key] = path
 
 
 def _claim_from(record: dict[str, Any]) -> Claim:
@@ -251,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         payloads = [load(p) for p in args.runs]
+        refuse_repeats(args.runs, payloads)
         merged = merge(payloads, [str(p) for p in args.runs])
         if args.previous:
             merged["changes"] = changes(load(args.previous), merged)

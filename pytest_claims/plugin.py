@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 import shutil
 import signal
@@ -139,6 +140,19 @@ def _store_for(config: pytest.Config) -> ResultStore:
     return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """A bad --html path in one line, before pytest-html's own configure (which would fail with a traceback on a bad path)."""
+    html = getattr(config.option, "htmlpath", None)
+    if html and config.getini("claims_registry") and not _is_worker(config):
+        try:
+            _check_writable(Path(html).expanduser().resolve().parent, f"the directory of the HTML report (--html {html})")
+        except pytest.UsageError as error:
+            sys.stderr.write(f"ERROR: {error}\n")
+            return pytest.ExitCode.USAGE_ERROR
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     paths = config.getini("claims_registry")
     if not paths:
@@ -170,12 +184,32 @@ def pytest_configure(config: pytest.Config) -> None:
             state.previous = json.loads(Path(previous).read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise pytest.UsageError(f"--previous-verdicts {previous}: cannot read a verdicts.json ({error})") from None
+        if not isinstance(state.previous, dict) or not isinstance(state.previous.get("claims"), list):
+            raise pytest.UsageError(f"--previous-verdicts {previous}: not a verdicts.json (no list of claims)")
+    if not _is_worker(config):
+        _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
     config.stash[STATE] = state
     _ACTIVE.append(state)
     _catch_sigterm(state)
+    # A module that fails to collect breaks its claims; the others run, serially as under xdist (which
+    # runs them anyway), so a collection error gives the same verdicts however the run is made.
+    config.option.continue_on_collection_errors = True
     set_current_store(store)
     if not _is_worker(config):
         config.pluginmanager.register(Controller(state), "claims-controller")
+
+
+def _check_writable(directory: Path, what: str) -> None:
+    """A usage error before any test runs, rather than a traceback after all of them."""
+    if directory.exists() and not directory.is_dir():
+        raise pytest.UsageError(f"{what}: {directory} is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".claims-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise pytest.UsageError(f"{what}: {directory} cannot be written ({error.strerror or error})") from None
 
 
 def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None:
@@ -559,6 +593,23 @@ def false_alarm_table(registry: Registry, tier: str, budget: Any) -> dict[str, A
     return {"budget": float(budget), "tiers": {t: table[t] for t in chosen}}
 
 
+FIGURES_KEPT_SECONDS = 24 * 3600
+
+
+def _prune_figures(report_dir: Path, payload: dict[str, Any]) -> None:
+    """Delete figures this run does not name that are over a day old. Each run names its own (figure
+    files carry a content hash), so a run in progress beside this one loses nothing, and an earlier
+    run's figures cannot pass for this run's."""
+    named = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
+    cutoff = time.time() - FIGURES_KEPT_SECONDS
+    for path in (report_dir / "figures").glob("*.png"):
+        try:
+            if path.relative_to(report_dir).as_posix() not in named and path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            pass
+
+
 class Controller:
     """Collects statement runs from the reports and writes verdicts.json and the html summary."""
 
@@ -566,10 +617,10 @@ class Controller:
         self.state = state
         self.config = state.config
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        # Figures of an earlier run must not be mistaken for this run's (workers write them later).
-        shutil.rmtree(self.state.report_dir / "figures", ignore_errors=True)
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        if not self.state.interrupted_by:
+            self.state.interrupted_by = "SIGINT (KeyboardInterrupt)"
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A module that fails to collect breaks the claims whose tests it holds."""
@@ -640,11 +691,9 @@ class Controller:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state, config = self.state, self.config
-        if not state.interrupted_by:
-            if exitstatus == pytest.ExitCode.INTERRUPTED:
-                state.interrupted_by = str(session.shouldstop) if isinstance(session.shouldstop, str) else "SIGINT"
-            elif session.shouldstop or session.shouldfail:
-                state.interrupted_by = f"stopped early: {session.shouldstop or session.shouldfail}"
+        if not state.interrupted_by and (exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail):
+            why = session.shouldstop or session.shouldfail
+            state.interrupted_by = f"stopped early: {why}" if isinstance(why, str) and why else "interrupted"
         environment = self.environment()
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         payload: dict[str, Any] = {
@@ -683,6 +732,7 @@ class Controller:
         state.payload = payload
         state.report_dir.mkdir(parents=True, exist_ok=True)
         (state.report_dir / "verdicts.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        _prune_figures(state.report_dir, payload)
         if any(r["verdict"] == "broken" for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

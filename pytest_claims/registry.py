@@ -81,6 +81,33 @@ class Registry:
         return [c for c in self.claims.values() if c.tests and (module == c.tests or module.endswith("/" + c.tests))]
 
 
+# The type of every field (a string is not a boolean: `refutes_claim = "false"` would read as true).
+CLAIM_TYPES: dict[str, tuple[type, ...]] = {
+    **{name: (str,) for name in ("id", "key", "paper", "where", "text", "provenance", "expected", "tests", "figure")},
+    "key_numbers": (list,), "statement": (list,),
+}
+STATEMENT_TYPES: dict[str, tuple[type, ...]] = {
+    **{name: (str,) for name in ("name", "text", "expected", "false_alarm_basis")},
+    **{name: (bool,) for name in ("refutes_claim", "required", "scale_free")},
+    "decisive_tiers": (list,), "mutants": (list,), "false_alarm": (int, float, dict),
+}
+TYPE_NAMES = {str: "a string", bool: "a boolean (true or false, unquoted)", list: "an array", dict: "a table", int: "a number", float: "a number"}
+
+
+def _check_types(record: dict[str, Any], types: dict[str, tuple[type, ...]], where: str) -> None:
+    for name, value in record.items():
+        allowed = types.get(name)
+        if allowed is None:
+            continue
+        ok = isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed)
+        if ok and isinstance(value, list) and name != "statement":
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            wanted = " or ".join(dict.fromkeys(TYPE_NAMES[t] for t in allowed))
+            suffix = " of strings" if allowed == (list,) and name != "statement" else ""
+            raise RegistryError(f"registry: {where} field {name!r} must be {wanted}{suffix}, got {value!r}")
+
+
 def _unknown(record: dict[str, Any], allowed: set[str], where: str) -> None:
     extra = sorted(set(record) - allowed)
     if extra:
@@ -142,6 +169,7 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
     for record in raw_claims:
         cid = record.get("id", "?")
         _unknown(record, CLAIM_FIELDS, f"claim {cid!r}")
+        _check_types(record, CLAIM_TYPES, f"claim {cid!r}")
         missing = sorted({"id", "key", "paper", "where", "text", "expected"} - set(record))
         if missing:
             raise RegistryError(f"registry: claim {cid!r} lacks {missing}")
@@ -154,6 +182,10 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             name = st.get("name", "?")
             where = f"{cid}:{name}"
             _unknown(st, STATEMENT_FIELDS, f"statement {where}")
+            _check_types(st, STATEMENT_TYPES, f"statement {where}")
+            lacking = sorted({"name", "text", "expected"} - set(st))
+            if lacking:
+                raise RegistryError(f"registry: statement {where} lacks {lacking}")
             if name in statements:
                 raise RegistryError(f"registry: duplicate statement {where}")
             if st.get("expected") not in EXPECTED_STATEMENT:
@@ -161,13 +193,16 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             decisive = tuple(st.get("decisive_tiers", tiers))
             if not set(decisive) <= set(tiers):
                 raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
+            if st["expected"] == "refuted" and "refutes_claim" not in st:
+                raise RegistryError(f"registry: statement {where} is registered refuted and must say refutes_claim = true "
+                                    "(its refutation falsifies the claim as printed) or false (a side finding)")
             mutants = tuple(st.get("mutants", ()))
             false_alarm = _false_alarm(st, tiers, where)
             statements[name] = Statement(
                 name=name,
                 text=st["text"],
                 expected=st["expected"],
-                refutes_claim=bool(st.get("refutes_claim", st["expected"] == "refuted")),
+                refutes_claim=st.get("refutes_claim", False),
                 required=bool(st.get("required", True)),
                 decisive_tiers=decisive,
                 scale_free=bool(st.get("scale_free", False)),

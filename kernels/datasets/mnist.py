@@ -18,6 +18,7 @@ import gzip
 import hashlib
 import os
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def _idx(raw: bytes, path: Path, dims: int) -> np.ndarray:
 def _read_idx(path: Path, dims: int) -> np.ndarray:
     try:
         raw = gzip.decompress(path.read_bytes())
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise DataCorrupt(f"{path}: unreadable gzip ({type(error).__name__}: {error})") from None
     md5 = hashlib.md5(raw).hexdigest()
     if md5 != MD5[path.name]:

@@ -74,6 +74,14 @@ def test_corrupt_files_raise_data_corrupt(options, tmp_path, monkeypatch):
     (altered / mnist.TRAIN_LABELS).write_bytes(gzip.compress(bytes(labels)))
     with pytest.raises(DataCorrupt, match="md5"):
         mnist.load_mnist(altered)
+    flipped = tmp_path / "flipped"
+    flipped.mkdir()
+    _copy_all(options.data_dir, flipped)
+    raw = bytearray((flipped / mnist.TRAIN_LABELS).read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # one byte of the deflate stream: zlib.error, not a gzip header error
+    (flipped / mnist.TRAIN_LABELS).write_bytes(bytes(raw))
+    with pytest.raises(DataCorrupt, match=f"{mnist.TRAIN_LABELS}: unreadable gzip"):
+        mnist.load_mnist(flipped)
 
 
 @pytest.mark.smoke

@@ -145,3 +145,54 @@ def test_a_store_path_that_is_a_file_is_one_line_before_any_work(project):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*the result store path *store is not a directory (--store-dir or the ini key claims_store_dir)*"])
     assert not (pytester.path / "out" / "verdicts.json").exists()
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("old, new, message", [
+    ('refutes_claim = false', 'refutes_claim = "false"', "statement toy/triangle:squares field 'refutes_claim' must be a boolean"),
+    ('refutes_claim = false\n', '', "toy/triangle:squares is registered refuted and must say refutes_claim"),
+    ('scale_free = true', 'scale_free = 1', "statement toy/constant:answer field 'scale_free' must be a boolean"),
+    ('mutants = ["off-by-one", "wrong-sign"]', 'mutants = "off-by-one"', "toy/triangle:formula field 'mutants' must be an array of strings"),
+    ('text = "answer() == 42"', '', "statement toy/constant:answer lacks ['text']"),
+    ('key = "T2"', 'key = 2', "claim 'toy/constant' field 'key' must be a string"),
+])
+def test_a_registry_value_of_the_wrong_type_is_one_line_before_any_work(project, old, new, message):
+    pytester = project()
+    registry = pytester.path / "registry.toml"
+    assert old in registry.read_text()
+    registry.write_text(registry.read_text().replace(old, new, 1))
+    result = pytester.runpytest_inprocess("-m", "smoke")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert message in err and "Traceback" not in err, err
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("where", ["report directory is a file", "html directory is a file", "previous verdicts is a list"])
+def test_an_unusable_report_path_is_one_line_before_any_work(project, where):
+    pytester = project()
+    args = ["-m", "smoke"]
+    if where == "report directory is a file":
+        (pytester.path / "out").write_text("")
+        message = "the report directory (ini key claims_report_dir): "
+    elif where == "html directory is a file":
+        (pytester.path / "html").write_text("")
+        args.append("--html=html/verdict.html")
+        message = "the directory of the HTML report (--html html/verdict.html): "
+    else:
+        (pytester.path / "previous.json").write_text("[]")
+        args.append("--previous-verdicts=previous.json")
+        message = "--previous-verdicts previous.json: not a verdicts.json"
+    result = pytester.runpytest_inprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str(), result.stderr.str()
+    result.stdout.no_fnmatch_line("*passed*")
+
+
+@pytest.mark.smoke
+def test_two_runs_into_one_report_directory_keep_each_others_figures(project):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    first = claim(verdicts(pytester), "T1")["figure"]["path"]
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-k", "answer")  # another run, same report directory
+    assert (pytester.path / "out" / first).is_file(), "the second run deleted the first run's figure"

@@ -214,15 +214,18 @@ def test_unknown_claim_and_missing_scale_marker_fail_collection(project):
 
 
 @pytest.mark.smoke
-def test_collection_error_breaks_the_claims_of_its_module_and_the_report_is_written(project):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_collection_error_breaks_the_claims_of_its_module_and_the_report_is_written(project, workers):
+    """The same verdicts serially and under -n 2: the other modules run either way."""
     pytester = project(constant_tests="def broken(:\n    pass\n")
-    result = pytester.runpytest_inprocess("-m", "smoke", "--html=out/report.html")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest_inprocess  # workers import the toy modules
+    result = run("-m", "smoke", "--html=out/report.html", *workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     payload = verdicts(pytester)
     t2 = claim(payload, "T2")
     assert t2["verdict"] == "broken" and "collection error in test_constant.py" in t2["reason"]
-    assert claim(payload, "T1")["verdict"] != "broken"
+    assert claim(payload, "T1")["verdict"] == "verified", claim(payload, "T1")["reason"]
     assert (pytester.path / "out" / "report.html").is_file()
 
 
@@ -428,6 +431,7 @@ def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path)
     pytester.runpytest_inprocess("-m", "smoke", "--no-store")
     good = verdicts(pytester)
     bad = json.loads(json.dumps(good))
+    bad["runs"][0]["host"] = "another machine"  # another run, not this one given twice
     run = next(s for s in claim(bad, "T2")["statements"])
     run["outcome"] = "failed"
     (tmp_path / "a.json").write_text(json.dumps(good))
@@ -439,3 +443,25 @@ def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path)
     (tmp_path / "c.json").write_text(json.dumps(bad))
     assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "c.json"), "-o", str(tmp_path / "n")]) == 1
     assert "replication" in json.loads((tmp_path / "n" / "verdicts.json").read_text())
+
+
+@pytest.mark.smoke
+def test_merge_refuses_a_run_given_twice_and_malformed_files_in_one_line(project, tmp_path, capsys):
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    good = pytester.path / "out" / "verdicts.json"
+    (tmp_path / "copy.json").write_text(good.read_text())
+    (tmp_path / "list.json").write_text("[]")
+    (tmp_path / "noclaims.json").write_text(json.dumps({k: v for k, v in verdicts(pytester).items() if k != "claims"}))
+    (tmp_path / "half.json").write_text(good.read_text()[:200])
+    cases = {
+        (str(good), str(good)): "the same run as",
+        (str(good), str(tmp_path / "copy.json")): "the same run as",
+        (str(tmp_path / "list.json"),): "a JSON list, not an object",
+        (str(tmp_path / "noclaims.json"),): "lacks claims",
+        (str(tmp_path / "half.json"),): "not a readable verdicts.json",
+    }
+    for inputs, message in cases.items():
+        assert merge_main([*inputs, "-o", str(tmp_path / "m")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err, (inputs, err)
