@@ -17,7 +17,6 @@ import datetime as dt
 import json
 import os
 import platform
-import shutil
 import signal
 import subprocess
 import sys
