@@ -218,7 +218,8 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
         "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(reference.items())],
         "collection_errors": _unique([e for p in payloads for e in p.get("collection_errors", [])]),
         "runs": runs,
-        "timings": {"generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "store": _store_events(payloads)},
+        "timings": {"generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "store": _store_events(payloads),
+                    "tests": dict(sorted({t: d for p in payloads for t, d in p.get("timings", {}).get("tests", {}).items()}.items()))},
     }
 
 

@@ -81,6 +81,7 @@ class State:
         self.crashed: dict[str, str] = {}  # test -> the crash report's first line
         self.interrupted_by = ""  # SIGTERM, SIGINT, or why the session stopped early
         self.store_events: dict[str, list[dict[str, Any]]] = {}
+        self.durations: dict[str, float] = {}  # test -> seconds over its phases (pytest_claims.schedule reads them)
         self.current_item: pytest.Item | None = None
         self.started = time.time()
         self.payload: dict[str, Any] = {}
@@ -631,6 +632,7 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         state = self.state
+        state.durations[report.nodeid] = state.durations.get(report.nodeid, 0.0) + float(getattr(report, "duration", 0.0) or 0.0)
         for name, value in report.user_properties:
             if name == RUN_PROPERTY:
                 if report.nodeid not in state.runs or value["outcome"] == ERROR:
@@ -724,6 +726,7 @@ class Controller:
                 "generated_at": now,
                 "session_seconds": round(time.time() - state.started, 3),
                 "store": {test: events for test, events in sorted(state.store_events.items())},
+                "tests": {test: round(seconds, 3) for test, seconds in sorted(state.durations.items())},
             },
         }
         if state.previous is not None:
