@@ -129,6 +129,8 @@ def dumps(header: dict[str, Any], value: Any) -> bytes:
 
 def loads(data: bytes) -> tuple[dict[str, Any], Any]:
     """(header, value) of an entry, or EntryInvalid saying why it cannot be trusted."""
+    if not data.startswith(b"PK\x03\x04"):
+        raise EntryInvalid(f"unreadable (not an .npz archive: it starts with {data[:8]!r})")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             header = json.loads(archive[HEADER].tobytes())

@@ -256,7 +256,7 @@ class ResultStore:
             stored, value = codec.loads(path.read_bytes())
             stored.pop("seconds", None)
             if stored != header:
-                raise codec.EntryInvalid(f"is the entry of another key ({stored.get('name')!r}, {stored.get('key')!r})"
+                raise codec.EntryInvalid(f"is the entry of another key ({stored.get('name')!r}, {str(stored.get('key'))[:120]})"
                                          if isinstance(stored, dict) else "has no key")
         except codec.EntryInvalid as error:
             return None, f"store entry {path} {error}: recomputed"
