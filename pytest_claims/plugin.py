@@ -31,7 +31,7 @@ from pytest_claims import report as html_report
 from pytest_claims.decide import StatementInconclusive
 from pytest_claims.evidence import Evidence
 from pytest_claims.mutants import MutantError, applied, catalogue, mutated_code
-from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, false_alarm_budget, load_registry
+from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, check_against_project, false_alarm_budget, load_registry
 from pytest_claims.store import ResultStore, StoreUnusable, set_current_store
 from pytest_claims.verdicts import (
     CRASHED,
@@ -116,6 +116,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("claims_registry", "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)", type="args", default=[])
     parser.addini("claims_tiers", "scale markers, one per test, smallest first", type="args", default=list(DEFAULT_TIERS))
+    parser.addini("claims_min_mutants", "least number of mutants a holds statement lists (or it says why in mutants_waived)", default="0")
     parser.addini("claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports")
     parser.addini("claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default="")
     parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
@@ -166,6 +167,7 @@ def pytest_configure(config: pytest.Config) -> None:
     tiers = tuple(config.getini("claims_tiers"))
     try:
         registry = load_registry([Path(config.rootpath) / p for p in paths], tiers)
+        check_against_project(registry, Path(config.rootpath), _min_mutants(config))
     except RegistryError as error:
         raise pytest.UsageError(str(error)) from None
     _check_false_alarm_budget(config, registry)
@@ -197,6 +199,17 @@ def pytest_configure(config: pytest.Config) -> None:
     set_current_store(store)
     if not _is_worker(config):
         config.pluginmanager.register(Controller(state), "claims-controller")
+
+
+def _min_mutants(config: pytest.Config) -> int:
+    raw = config.getini("claims_min_mutants")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise pytest.UsageError(f"ini claims_min_mutants must be a non-negative integer, got {raw!r}")
+    return value
 
 
 def _check_writable(directory: Path, what: str) -> None:
@@ -357,6 +370,7 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
         state.crashed[crashitem] = (lines[0] if lines else "worker crashed")[:300]
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist the plugin must still load
 def pytest_testnodedown(node: Any, error: Any) -> None:
     state = state_of(node.config)
     if state is None:
@@ -764,7 +778,9 @@ class Controller:
         terminalreporter.write_line(f"result store: {self.state.store.mode}; {hits} results read from it")
         for note in sorted({e["note"] for events in payload["timings"]["store"].values() for e in events if e.get("note")}):
             terminalreporter.write_line(f"result store: {note}")
-        terminalreporter.write_line(f"report: {self.state.report_dir / 'verdicts.json'} and the html report")
+        html = getattr(self.config.option, "htmlpath", None)
+        where = "and the html report" if html else "(no HTML: give --html=PATH, with pytest-html installed)"
+        terminalreporter.write_line(f"report: {self.state.report_dir / 'verdicts.json'} {where}")
 
     # pytest-html hooks (they run where the report is written: here)
 

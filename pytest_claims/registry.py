@@ -11,7 +11,10 @@ DEFAULT_TIERS = ("smoke", "full", "gpu")
 EXPECTED_STATEMENT = ("holds", "refuted")
 
 CLAIM_FIELDS = {"id", "key", "paper", "where", "text", "provenance", "expected", "tests", "key_numbers", "figure", "statement"}
-STATEMENT_FIELDS = {"name", "text", "expected", "refutes_claim", "required", "decisive_tiers", "scale_free", "mutants", "false_alarm", "false_alarm_basis"}
+STATEMENT_FIELDS = {"name", "text", "expected", "refutes_claim", "required", "decisive_tiers", "scale_free", "mutants", "mutants_waived",
+                    "false_alarm", "false_alarm_basis"}
+# A claim's `expected` is a verdict, or a verdict followed by the reading it depends on ("verified under ...").
+CLAIM_EXPECTED = ("verified", "falsified", "inconclusive", "reduced scale", "not run", "not exercised")
 
 
 class ClaimRefuted(AssertionError):
@@ -43,6 +46,7 @@ class Statement:
     decisive_tiers: tuple[str, ...] = DEFAULT_TIERS
     scale_free: bool = False  # gives the same result at any scale: its tests run in every tier
     mutants: tuple[str, ...] = ()  # names of the mutants its tests must kill (change the registered outcome)
+    mutants_waived: str = ""  # why a holds statement lists fewer than claims_min_mutants (say why none can be tried)
     # The probability, per tier, that its tests end against the registry although the statement is true
     # (random draws, a chaotic trajectory); absent: no random ingredient decides it. `false_alarm_basis`
     # says where each number comes from (a test's level, a computed tail, a simulation).
@@ -87,7 +91,7 @@ CLAIM_TYPES: dict[str, tuple[type, ...]] = {
     "key_numbers": (list,), "statement": (list,),
 }
 STATEMENT_TYPES: dict[str, tuple[type, ...]] = {
-    **{name: (str,) for name in ("name", "text", "expected", "false_alarm_basis")},
+    **{name: (str,) for name in ("name", "text", "expected", "false_alarm_basis", "mutants_waived")},
     **{name: (bool,) for name in ("refutes_claim", "required", "scale_free")},
     "decisive_tiers": (list,), "mutants": (list,), "false_alarm": (int, float, dict),
 }
@@ -134,6 +138,18 @@ def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> 
     return out
 
 
+def check_against_project(registry: "Registry", root: Path, min_mutants: int) -> None:
+    """What the registry names must exist in the project: each claim's `tests` module, and at least
+    `min_mutants` mutants per holds statement (or `mutants_waived` saying why not)."""
+    for claim in registry.claims.values():
+        if claim.tests and not (root / claim.tests).is_file():
+            raise RegistryError(f"registry: claim {claim.id!r} field 'tests' names {claim.tests!r}, not a file under the rootdir {root}")
+        for s in claim.statements.values():
+            if s.expected == "holds" and len(s.mutants) < min_mutants and not s.mutants_waived.strip():
+                raise RegistryError(f"registry: statement {claim.id}:{s.name} field 'mutants' lists {len(s.mutants)}, fewer than "
+                                    f"claims_min_mutants = {min_mutants} (add mutants, or say why none can be tried in mutants_waived)")
+
+
 def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
     """Per tier: every statement's registered false-alarm probability and their sum (a union bound on the
     chance that a run of the tier ends against the registry although every statement is true)."""
@@ -175,6 +191,9 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             raise RegistryError(f"registry: claim {cid!r} lacks {missing}")
         if cid in claims:
             raise RegistryError(f"registry: duplicate claim id {cid!r}")
+        if not any(record["expected"] == v or record["expected"].startswith(v + " ") for v in CLAIM_EXPECTED):
+            raise RegistryError(f"registry: claim {cid!r} field 'expected' must be a verdict of {CLAIM_EXPECTED} "
+                                f"(optionally followed by the reading it depends on), got {record['expected']!r}")
         if record["paper"] not in papers:
             raise RegistryError(f"registry: claim {cid!r} names unknown paper {record['paper']!r}")
         statements: dict[str, Statement] = {}
@@ -207,6 +226,7 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
                 decisive_tiers=decisive,
                 scale_free=bool(st.get("scale_free", False)),
                 mutants=mutants,
+                mutants_waived=st.get("mutants_waived", ""),
                 false_alarm=false_alarm,
                 false_alarm_basis=str(st.get("false_alarm_basis", "")),
             )

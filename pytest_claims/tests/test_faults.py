@@ -196,3 +196,42 @@ def test_two_runs_into_one_report_directory_keep_each_others_figures(project):
     first = claim(verdicts(pytester), "T1")["figure"]["path"]
     pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-k", "answer")  # another run, same report directory
     assert (pytester.path / "out" / first).is_file(), "the second run deleted the first run's figure"
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("old, new, ini, message", [
+    ('expected = "verified"\ntests = "test_triangle.py"', 'expected = "verifed"\ntests = "test_triangle.py"', "",
+     "claim 'toy/triangle' field 'expected' must be a verdict"),
+    ('tests = "test_constant.py"', 'tests = "test_konstant.py"', "", "claim 'toy/constant' field 'tests' names 'test_konstant.py', not a file"),
+    ('mutants = ["off-by-one", "wrong-sign"]', 'mutants = []', "claims_min_mutants = 2\n",
+     "statement toy/triangle:formula field 'mutants' lists 0, fewer than claims_min_mutants = 2"),
+])
+def test_the_registry_is_checked_against_the_project(project, old, new, ini, message):
+    pytester = project()
+    registry = pytester.path / "registry.toml"
+    assert old in registry.read_text()
+    registry.write_text(registry.read_text().replace(old, new, 1))
+    if ini:
+        (pytester.path / "pytest.ini").write_text((pytester.path / "pytest.ini").read_text().rstrip("\n") + "\n" + ini)
+    result = pytester.runpytest_inprocess("-m", "smoke")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and message in result.stderr.str(), result.stderr.str()
+
+
+@pytest.mark.smoke
+def test_a_waiver_stands_in_for_mutants_and_says_why(project):
+    pytester = project(mutants="[]")
+    registry = pytester.path / "registry.toml"
+    text = registry.read_text().replace("mutants = []", 'mutants = []\nmutants_waived = "no mutant can reach it"', 1)
+    registry.write_text(text.replace("scale_free = true", 'scale_free = true\nmutants_waived = "a constant"', 1))
+    (pytester.path / "pytest.ini").write_text((pytester.path / "pytest.ini").read_text().rstrip("\n") + "\n" + "claims_min_mutants = 2\n")
+    result = pytester.runpytest_inprocess("-m", "smoke")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+
+
+@pytest.mark.smoke
+def test_without_xdist_the_plugin_loads_and_a_folder_without_an_ini_is_silent(pytester):
+    pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text and "claim verdicts" not in text and "result store" not in text, text
