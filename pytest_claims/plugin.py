@@ -174,6 +174,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
     config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
+    config.addinivalue_line("markers", "work_unit: an expensive computation that statement tests read through the store; "
+                            "placed so that each xdist worker starts with one")
+    config.pluginmanager.register(WorkUnitsFirst(), "claims-work-units")
     try:
         store = _store_for(config)
     except StoreUnusable as error:
@@ -329,6 +332,40 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.add_marker(pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}"))
     if problems:
         raise pytest.UsageError("claim registry check failed:\n  " + "\n  ".join(problems))
+
+
+def block_starts(count: int, workers: int) -> list[int]:
+    """Where each worker's first block of tests begins: xdist's worksteal (and load) schedulers hand the
+    pending tests out in contiguous blocks, remaining // workers left, in worker order."""
+    starts, position, remaining = [], 0, count
+    for i in range(workers):
+        starts.append(position)
+        block = remaining // (workers - i)
+        position, remaining = position + block, remaining - block
+    return starts
+
+
+def units_first(items: list[Any], is_unit: Any, workers: int) -> list[Any]:
+    """`items` with the work units moved so that each worker's first block starts with one (unit j at
+    the start of block j mod workers, in the order collected); one process: every unit first."""
+    units = [item for item in items if is_unit(item)]
+    if not units:
+        return list(items)
+    out = [item for item in items if not is_unit(item)]
+    starts = block_starts(len(items), max(1, workers))
+    places = sorted((starts[j % len(starts)] + j // len(starts), j) for j in range(len(units)))
+    for place, j in places:
+        out.insert(min(place, len(out)), units[j])
+    return out
+
+
+class WorkUnitsFirst:
+    """Runs after selection (-m, -k), so the positions are those of the tests that will run."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1) if _is_worker(config) else 1
+        items[:] = units_first(items, lambda item: item.get_closest_marker("work_unit") is not None, workers)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -1,6 +1,6 @@
 """How a run's tests would spread over N workers or N pytest-split groups, from its own durations.
 
-    python -m pytest_claims.schedule RUN [-n 8 16 64] [--splits 2 4] [--top 5]
+    python -m pytest_claims.schedule RUN [-n 8 16 64] [--splits 2 4] [--top 5] [--write-durations .test_durations]
 
 RUN is a verdicts.json (its `timings.tests`: seconds per test over its phases) or a pytest-split
 durations file (`.test_durations`: {test: seconds}). For each N it prints the predicted wall time of
@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, nargs="+", default=[2, 8, 16, 64], help="worker counts (default 2 8 16 64)")
     parser.add_argument("--splits", type=int, nargs="*", default=[], help="pytest-split group counts: the spread of the groups' sums")
     parser.add_argument("--top", type=int, default=5, help="show the N longest tests")
+    parser.add_argument("--write-durations", type=Path, metavar="PATH",
+                        help="also write the durations as a pytest-split file (merged into PATH's entries if it exists)")
     args = parser.parse_args(argv)
     try:
         durations = durations_of(args.run)
@@ -73,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     if any(n < 1 for n in args.n + args.splits):
         print("schedule: worker and group counts must be positive", file=sys.stderr)
         return 2
+    if args.write_durations:
+        kept = durations_of(args.write_durations) if args.write_durations.is_file() else {}
+        kept.update(durations)
+        args.write_durations.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {len(kept)} durations to {args.write_durations} ({len(durations)} from {args.run})")
     total = sum(durations.values())
     print(f"{len(durations)} tests, {total:.0f} s of test time; the longest:")
     for test, seconds in sorted(durations.items(), key=lambda kv: -kv[1])[: args.top]:

@@ -48,6 +48,30 @@ def _run(pytestconfig, options, tier):
     return fx.tier_run(pytestconfig, options, tier)
 
 
+# Work units: where a tier splits its runs into several programs (full: one per seed), each program is
+# a test of its own, placed so each xdist worker starts with one (pytest_claims' work_unit marker); the
+# statement tests read them through the store. A single program (smoke, gpu) gains nothing from it.
+PROGRAMS = [
+    pytest.param(tier, k, marks=[getattr(pytest.mark, tier), pytest.mark.work_unit], id=f"{tier}-program{k}")
+    for tier in ("smoke", "full", "gpu")
+    if fx.SIZES[tier].shards > 1
+    for k in range(fx.SIZES[tier].shards)
+]
+
+
+@pytest.mark.parametrize("tier, program", PROGRAMS)
+def test_program(pytestconfig, options, tier, program):
+    """One program of the tier's runs, trained (or read from the store) ahead of the statements."""
+    size = fx.size_of(pytestconfig, tier)
+    seeds = fx.shards_of(size)[program]
+    run = fx.shard_run(pytestconfig, options, tier, seeds)
+    _ran_on_device(run, tier)
+    settings = {(m, eta) for m, eta, _ in run["runs"]}
+    assert settings == set(size.settings), f"program {program} trained {sorted(settings)}, the tier's settings are {size.settings}"
+    missing = sorted(set(seeds) - {seed for _, _, seed in run["runs"]})
+    assert not missing and len(run["overflow_step"]) == len(run["runs"]), f"program {program}: seeds {missing} missing"
+
+
 def _ran_on_device(run: dict, tier: str) -> None:
     if tier == "gpu":  # a gpu-tier verdict must come from CUDA
         assert run["device"].startswith("cuda"), f"gpu tier ran on {run['device']}"

@@ -32,3 +32,25 @@ def test_a_run_records_its_durations_and_the_tool_reads_them(project, capsys, tm
     (tmp_path / "bad.json").write_text(json.dumps([1, 2]))
     assert main([str(tmp_path / "bad.json")]) == 2
     assert "neither a verdicts.json nor" in capsys.readouterr().err
+
+
+@pytest.mark.smoke
+def test_work_units_start_each_workers_first_block():
+    from pytest_claims.plugin import block_starts, units_first
+
+    items = [f"t{i}" for i in range(20)] + ["u0", "u1", "u2"]
+    placed = units_first(items, lambda x: x.startswith("u"), 2)
+    starts = block_starts(len(placed), 2)
+    assert starts == [0, 11] and [placed[s] for s in starts] == ["u0", "u1"] and placed[1] == "u2"
+    assert [x for x in placed if x.startswith("t")] == items[:20]  # the others keep their order
+    assert units_first(items, lambda x: x.startswith("u"), 1)[:3] == ["u0", "u1", "u2"]
+    many = units_first(items, lambda x: x.startswith("u"), 64)  # more workers than tests: still all first blocks
+    assert sorted(many) == sorted(items)
+
+
+@pytest.mark.smoke
+def test_durations_are_written_for_pytest_split_and_merged(tmp_path, capsys):
+    (tmp_path / "run.json").write_text(json.dumps({"timings": {"tests": {"a": 1.5, "b": 2.0}}}))
+    (tmp_path / ".test_durations").write_text(json.dumps({"b": 9.0, "c": 3.0}))
+    assert main([str(tmp_path / "run.json"), "--write-durations", str(tmp_path / ".test_durations")]) == 0
+    assert json.loads((tmp_path / ".test_durations").read_text()) == {"a": 1.5, "b": 2.0, "c": 3.0}
