@@ -57,8 +57,11 @@ def test_squares(evidence):
 
 def _pytest(pytester: pytest.Pytester, *args: str, env: dict | None = None) -> subprocess.Popen:
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]), **(env or {}))
+    # SIGINT as a terminal delivers it: a shell's background job inherits SIGINT ignored, and Python then
+    # keeps it ignored (seen: this test hung when the suite ran under `nohup ... &`)
     return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args], cwd=pytester.path,
-                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> None:
