@@ -32,7 +32,7 @@ def _encoder(arrays: list[np.ndarray]):
     def enc(value: Any) -> Any:
         if value is None or isinstance(value, (bool, str)):
             return value
-        if isinstance(value, (int, float)) and type(value) in (int, float):
+        if type(value) in (int, float):  # exactly: bool and other subclasses are not kept as numbers
             return value
         if isinstance(value, (np.ndarray, np.generic)):
             array = np.asarray(value)

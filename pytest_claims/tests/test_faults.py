@@ -2,7 +2,6 @@
 worker killed, damaged or hostile store entries seen through the plugin, an unusable store path."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -130,14 +129,13 @@ def test_a_hostile_store_entry_is_recomputed_named_and_never_run(project):
     (entry,) = (pytester.path / "store").glob("*/*.npz")
     marker = pytester.path / "code-ran"
     entry.write_bytes(pickle.dumps(_RunsCode(marker)))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store", "--html=out/verdict.html")
     result.assert_outcomes(passed=3, xfailed=1)
     assert not marker.exists()
     result.stdout.fnmatch_lines([f"result store: store entry {entry} unreadable*recomputed"])
     events = verdicts(pytester)["timings"]["store"]["test_triangle.py::test_formula"]
     assert events[0]["status"] == "recomputed" and str(entry) in events[0]["note"]
-    assert "recomputed" in (pytester.path / "out" / "verdict.html").read_text() if (pytester.path / "out" / "verdict.html").exists() else True
-    assert json.loads(json.dumps(events))  # the note travels in verdicts.json
+    assert f"store entry {entry} unreadable" in (pytester.path / "out" / "verdict.html").read_text()  # the report names it too
 
 
 @pytest.mark.smoke
