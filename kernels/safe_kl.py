@@ -13,6 +13,8 @@ root in beta, bracketed by [min phi, max phi] - logit(rho), found by safeguarded
 """
 from __future__ import annotations
 
+import inspect
+
 from typing import Any
 
 import numpy as np
@@ -76,6 +78,9 @@ def _logit(p: Any) -> Any:
     return xp.log(p) - xp.log1p(-p)
 
 
+SOLVE_BETA_RESIDUAL_TOL = 1e-15  # |ln E_mu sigmoid(phi - beta) - ln rho| at which beta is a root to rounding
+
+
 def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations: int, tol: float) -> Any:
     """The same safeguarded Newton on the padded arrays, for any array-API backend (torch, CUDA)."""
     xp = namespace(phi, mu)
@@ -92,10 +97,11 @@ def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations
         lo = xp.where(residual >= 0, beta, lo)
         hi = xp.where(residual <= 0, beta, hi)
         inside = xp.isfinite(newton) & (newton >= lo) & (newton <= hi) & (xp.abs(newton - beta) <= 0.5 * last)
-        step = xp.where(residual == 0, beta, xp.where(inside, newton, 0.5 * (lo + hi)))
+        # A converged point is kept: its residual was evaluated, the step after it never is.
+        step = xp.where(xp.abs(residual) <= SOLVE_BETA_RESIDUAL_TOL, beta, xp.where(inside, newton, 0.5 * (lo + hi)))
         last = xp.abs(step - beta)
         scale = xp.maximum(xp.abs(step), xp.ones_like(step))
-        going = (xp.abs(step - beta) > tol * scale) & (hi - lo > tol * scale) & (xp.abs(residual) > 1e-15)
+        going = (xp.abs(step - beta) > tol * scale) & (hi - lo > tol * scale)
         beta = step
         if not bool(xp.any(going)):
             break
@@ -148,11 +154,14 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
         hi[rows] = np.where(residual <= 0, b, hi[rows])
         inside = np.isfinite(newton) & (newton >= lo[rows]) & (newton <= hi[rows]) & (np.abs(newton - b) <= 0.5 * last[rows])
         step = np.where(inside, newton, 0.5 * (lo[rows] + hi[rows]))
-        step = np.where(residual == 0, b, step)
+        # A converged point is kept: its residual was evaluated, the step after it never is (near the root
+        # the halving rule can refuse Newton's rounding-sized step, and the bisection that replaces it jumps
+        # to the middle of a stale bracket: pinned in kernels' golden safe_kl_stale_bisection.json).
+        step = np.where(np.abs(residual) <= SOLVE_BETA_RESIDUAL_TOL, b, step)
         last[rows] = np.abs(step - b)
         beta[rows] = step
         scale = np.maximum(1.0, np.abs(step))
-        going = (np.abs(step - b) > tol * scale) & (hi[rows] - lo[rows] > tol * scale) & (np.abs(residual) > 1e-15)
+        going = (np.abs(step - b) > tol * scale) & (hi[rows] - lo[rows] > tol * scale)
         if not going.all():
             rows = rows[going]
             keep = np.repeat(going, counts)
@@ -160,6 +169,21 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
         if rows.size == 0:
             break
     return beta
+
+
+def root_resolution(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """How far E_mu sigmoid(phi - beta) may lie from rho where solve_beta stopped (B,), from its two stopping
+    rules: a step within tol max(1, |beta|) (plus a few ulps of beta in beta - phi) times the slope
+    d mass / d beta = E_mu sigma (1 - sigma), or the log-residual within SOLVE_BETA_RESIDUAL_TOL (each log
+    rounded to an ulp of |ln rho|); plus the rounding of two sums over the atoms (the solver's and a check's)."""
+    eps = float(np.finfo(np.float64).eps)
+    tol = inspect.signature(solve_beta).parameters["tol"].default
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    with np.errstate(over="ignore"):
+        sigma = 1.0 / (1.0 + np.exp(np.minimum(beta[:, None] - phi, 700.0)))
+    step_rule = np.sum(mu * sigma * (1 - sigma), axis=1) * (tol * np.maximum(1.0, np.abs(beta)) + 4 * np.spacing(np.abs(beta)))
+    residual_rule = (SOLVE_BETA_RESIDUAL_TOL + 2 * eps * (1 + np.abs(np.log(rho)))) * rho
+    return np.maximum(step_rule, residual_rule) + 2 * (np.sum(mu > 0, axis=1) + 2) * eps * rho
 
 
 def optimal_shift(phi: Any, mu: Any, rho: Any) -> Any:

@@ -6,7 +6,6 @@ paper's restated (iii)-(iv) are verified.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import math
 from pathlib import Path
@@ -19,8 +18,6 @@ from pytest_claims import statement_allclose, statement_holds
 from claims.lse.common import DEVICE_TIERS, L1, MAIN_TIERS, RATE_UNIT, ROUNDING, TIERS, device_sweep, instances, rate_in_rho, sweep_device, values
 from kernels import safe_kl as sk
 
-SOLVE_BETA_TOL = inspect.signature(sk.solve_beta).parameters["tol"].default  # the solver's own stopping tolerance
-EPS = float(np.finfo(np.float64).eps)
 
 # mu = delta_0, phi = 0, rho = 0.1: F = 0 and F_rho = ln(1 - rho) - 1 - ln(1 - rho)/rho = -0.0517553...
 PINNED = (np.zeros((1, 1)), np.ones((1, 1)), np.array([0.1]))
@@ -169,14 +166,11 @@ def test_primal_equals_dual(options, evidence, tier):
             best_found.append(-objective(q) - dual[i])
     evidence.headline(slsqp_max_excess=float(max(best_found)))
     evidence.record(density_below_cap=capped, slsqp_instances=len(small))
-    # The mass is 1 to the resolution of beta: solve_beta stops within its tolerance (2e-15 max(1, |beta|))
-    # plus rounding of beta - phi (a few ulps of beta), and d mass / d beta = E_mu sigma (1 - sigma) / rho;
-    # then the sum's rounding. A fixed 1e-12 failed at beta = 758 on a one-atom instance (error 1.36e-12
-    # under master seed 598073, full tier), where one ulp of beta is 1.1e-13.
+    # The mass is 1 to the resolution of the solver's stopping rules (sk.root_resolution, derived there). A fixed
+    # 1e-12 failed at beta = 758 on a one-atom instance (error 1.36e-12 under master seed 598073, full tier),
+    # where one ulp of beta is 1.1e-13.
     beta = sk.solve_beta(batch.phi, batch.mu, batch.rho)
-    sig = density * batch.rho[:, None]
-    slope = np.sum(batch.mu * sig * (1 - sig), axis=1) / batch.rho
-    mass_bound = slope * (SOLVE_BETA_TOL * np.maximum(1.0, np.abs(beta)) + 4 * np.spacing(np.abs(beta))) + (np.sum(batch.mu > 0, axis=1) + 2) * EPS
+    mass_bound = sk.root_resolution(batch.phi, batch.mu, batch.rho, beta) / batch.rho
     excess = np.abs(mass - 1) / mass_bound
     worst = int(np.argmax(excess))
     evidence.record(mass_error_max=float(np.max(np.abs(mass - 1))), mass_error_over_bound_max=float(excess[worst]))
