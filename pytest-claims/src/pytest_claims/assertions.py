@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pytest_claims.registry import ClaimRefuted
 
 
@@ -21,6 +19,8 @@ def statement_allclose(actual: Any, desired: Any, *, rtol: float = 1e-7, atol: f
     evidence and returns it; raises ClaimRefuted naming the worst element and the reproduce command.
     """
     __tracebackhide__ = True
+    import numpy as np  # the one helper that needs it (the extra pytest-claims[numpy])
+
     from pytest_claims.plugin import current_evidence, reproduce_command
 
     a, d = np.broadcast_arrays(np.asarray(actual, dtype=np.float64), np.asarray(desired, dtype=np.float64))

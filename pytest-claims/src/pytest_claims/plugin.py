@@ -165,11 +165,12 @@ def pytest_configure(config: pytest.Config) -> None:
             )
         return
     tiers = tuple(config.getini("claims_tiers"))
+    files = [Path(config.rootpath) / p for p in paths]
     try:
-        registry = load_registry([Path(config.rootpath) / p for p in paths], tiers)
+        registry = load_registry(files, tiers)
         check_against_project(registry, Path(config.rootpath), _min_mutants(config))
     except RegistryError as error:
-        raise pytest.UsageError(str(error)) from None
+        raise pytest.UsageError(f"{error} [claims_registry: {', '.join(str(f) for f in files)}]") from None
     _check_false_alarm_budget(config, registry)
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
@@ -279,9 +280,10 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
         state.mutants = catalogue(module)
     except (ImportError, MutantError) as error:
         raise pytest.UsageError(f"claims_mutants = {module}: {error}") from None
+    loaded = getattr(sys.modules.get(module), "__file__", None) or "?"
     unknown = sorted(named - set(state.mutants))
     if unknown:
-        raise pytest.UsageError(f"registry names mutants that {module} does not define: {unknown}")
+        raise pytest.UsageError(f"registry names mutants that {module} (loaded from {loaded}) does not define: {unknown}")
     if state.run_mutants:
         broken = []
         for name in sorted(named):
@@ -816,7 +818,12 @@ class Controller:
         for note in sorted({e["note"] for events in payload["timings"]["store"].values() for e in events if e.get("note")}):
             terminalreporter.write_line(f"result store: {note}")
         html = getattr(self.config.option, "htmlpath", None)
-        where = "and the html report" if html else "(no HTML: give --html=PATH, with pytest-html installed)"
+        if html:
+            where = "and the html report"
+        elif self.config.pluginmanager.hasplugin("html"):
+            where = "(no HTML: give --html=PATH)"
+        else:
+            where = "(no HTML: it needs pytest-html, pip install 'pytest-claims[html]')"
         terminalreporter.write_line(f"report: {self.state.report_dir / 'verdicts.json'} {where}")
 
     # pytest-html hooks (they run where the report is written: here)

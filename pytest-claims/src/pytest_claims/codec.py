@@ -1,7 +1,8 @@
 """The result store's file format: data only, never code.
 
-An entry is one `.npz` archive read with `allow_pickle=False`: its arrays, and a JSON header (as a
-uint8 array) holding the entry's full key and the value's tree, with the arrays referred to by number.
+An entry is one zip archive (the layout of NumPy's `.npz`): `header.json`, holding the entry's full key
+and the value's tree, and one `.npy` member per array (read with `allow_pickle=False`), referred to by
+number from the tree. NumPy is imported only for an entry that holds arrays, so the store works without it.
 The tree knows None, bool, int, float, str, list, tuple, dict (any of these as keys), NumPy arrays and
 scalars of a plain dtype, CPU torch tensors, and dataclasses whose class is already imported (an entry
 never imports a module). A sha256 over the tree and the arrays' bytes is checked on every read, so an
@@ -18,9 +19,7 @@ import sys
 import zipfile
 from typing import Any
 
-import numpy as np
-
-HEADER = "__header__"
+HEADER = "header.json"
 TAG = "$t"
 
 
@@ -28,20 +27,22 @@ class EntryInvalid(Exception):
     """A store entry that cannot be trusted: unreadable, altered, or not the entry of its key."""
 
 
-def _encoder(arrays: list[np.ndarray]):
+def _encoder(arrays: list[Any]):
+    np = sys.modules.get("numpy")  # not imported: no value can be a NumPy array
+
     def enc(value: Any) -> Any:
         if value is None or isinstance(value, (bool, str)):
             return value
         if type(value) in (int, float):  # exactly: bool and other subclasses are not kept as numbers
             return value
-        if isinstance(value, (np.ndarray, np.generic)):
+        if np is not None and isinstance(value, (np.ndarray, np.generic)):
             array = np.asarray(value)
             if array.dtype.hasobject:
                 raise TypeError("the result store keeps arrays of plain dtypes, not object arrays")
             arrays.append(array.copy(order="C"))  # (ascontiguousarray would make a scalar 1-d)
             return {TAG: "array" if isinstance(value, np.ndarray) else "scalar", "i": len(arrays) - 1}
         if type(value).__module__ == "torch" and type(value).__name__ in ("Tensor", "Parameter"):
-            arrays.append(np.ascontiguousarray(value.detach().cpu().numpy()))
+            arrays.append(value.detach().cpu().numpy().copy(order="C"))
             return {TAG: "tensor", "i": len(arrays) - 1}
         if isinstance(value, list):
             return [enc(v) for v in value]
@@ -71,7 +72,7 @@ def _loaded_dataclass(name: str) -> type:
     return target
 
 
-def _decoder(arrays: list[np.ndarray]):
+def _decoder(arrays: list[Any]):
     def dec(node: Any) -> Any:
         if isinstance(node, list):
             return [dec(v) for v in node]
@@ -108,7 +109,7 @@ def _hashable(key: Any) -> Any:
     return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
-def _content_hash(tree_json: bytes, arrays: list[np.ndarray]) -> str:
+def _content_hash(tree_json: bytes, arrays: list[Any]) -> str:
     digest = hashlib.sha256(tree_json)
     for array in arrays:
         digest.update(f"|{array.dtype.str}|{array.shape}|".encode())
@@ -118,23 +119,43 @@ def _content_hash(tree_json: bytes, arrays: list[np.ndarray]) -> str:
 
 def dumps(header: dict[str, Any], value: Any) -> bytes:
     """An entry's bytes: `header` (JSON-able: the key) and `value`, with the content hash."""
-    arrays: list[np.ndarray] = []
+    arrays: list[Any] = []
     tree_json = json.dumps(_encoder(arrays)(value), separators=(",", ":")).encode()
     full = {**header, "tree": tree_json.decode(), "content_sha256": _content_hash(tree_json, arrays)}
     buffer = io.BytesIO()
-    np.savez(buffer, **{HEADER: np.frombuffer(json.dumps(full).encode(), dtype=np.uint8)},
-             **{f"a{i}": a for i, a in enumerate(arrays)})
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(HEADER, json.dumps(full))
+        if arrays:
+            from numpy.lib import format as npy
+
+            for i, array in enumerate(arrays):
+                member = io.BytesIO()
+                npy.write_array(member, array, allow_pickle=False)
+                archive.writestr(f"a{i}.npy", member.getvalue())
     return buffer.getvalue()
+
+
+def _read_arrays(archive: zipfile.ZipFile) -> list[Any]:
+    names = sorted((n for n in archive.namelist() if n != HEADER), key=lambda n: (len(n), n))
+    if names != [f"a{i}.npy" for i in range(len(names))]:
+        raise EntryInvalid(f"has unexpected members {names[:5]}")
+    if not names:
+        return []
+    try:
+        from numpy.lib import format as npy
+    except ImportError:
+        raise EntryInvalid("holds arrays, and NumPy is not installed") from None
+    return [npy.read_array(io.BytesIO(archive.read(n)), allow_pickle=False) for n in names]
 
 
 def loads(data: bytes) -> tuple[dict[str, Any], Any]:
     """(header, value) of an entry, or EntryInvalid saying why it cannot be trusted."""
     if not data.startswith(b"PK\x03\x04"):
-        raise EntryInvalid(f"unreadable (not an .npz archive: it starts with {data[:8]!r})")
+        raise EntryInvalid(f"unreadable (not a zip archive: it starts with {data[:8]!r})")
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            header = json.loads(archive[HEADER].tobytes())
-            arrays = [archive[f"a{i}"] for i in range(len(archive.files) - 1)]
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            header = json.loads(archive.read(HEADER))
+            arrays = _read_arrays(archive)
     except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, UnicodeDecodeError) as error:
         raise EntryInvalid(f"unreadable ({type(error).__name__}: {error})") from None
     if not isinstance(header, dict) or not isinstance(header.get("tree"), str):

@@ -5,10 +5,9 @@ import hashlib
 import io
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 
 def plain(value: Any) -> Any:
@@ -17,13 +16,16 @@ def plain(value: Any) -> Any:
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
-    if isinstance(value, np.ndarray):
+    np = sys.modules.get("numpy")  # not imported: no value can be a NumPy one
+    if np is not None and isinstance(value, np.ndarray):
         return plain(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
+    if np is not None and isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
         return bool(value)
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, int):
         return int(value)
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float):
         value = float(value)
         return value if math.isfinite(value) else repr(value)
     if value is None or isinstance(value, str):

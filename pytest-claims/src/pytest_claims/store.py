@@ -2,7 +2,7 @@
 
 A result is stored under a key made of everything that determines it: a name (claim or kernel), a
 configuration (seeds, tier, backend, device, sizes: any JSON-able mapping), and a hash of the source
-of the code that computes it. Entries hold data only (pytest_claims.codec: `.npz` with a JSON header,
+of the code that computes it. Entries hold data only (pytest_claims.codec: a zip of a JSON header and `.npy` arrays,
 read without pickle), each with its full key and a content hash checked on read: an entry that is
 unreadable, altered or another key's is recomputed, and the report says which file and why. A store
 directory that cannot be written is read where it can be and otherwise computes without storing. Writes are atomic (a temporary file renamed into place); a file lock per
@@ -35,7 +35,7 @@ from filelock import FileLock
 from pytest_claims import codec
 
 T = TypeVar("T")
-FORMAT = 2  # 2: data-only .npz entries (1: pickles, never read). Bump when the stored layout changes: old entries are then simply not found
+FORMAT = 3  # 3: zip of header.json and .npy arrays (2: .npz with a uint8 header; 1: pickles; neither read). Bump when the stored layout changes: old entries are then simply not found
 
 # Statuses of one access, as the report shows them.
 COMPUTED, RESUMED, FROM_STORE, IN_MEMORY = "computed", "resumed", "from store", "in memory"
