@@ -1,7 +1,6 @@
 """Thin: loads the project's fixture modules (the verdict plugin, pytest_claims, loads by its entry point)."""
 pytest_plugins = [
     "fixtures.options",
-    "fixtures.seeding",
     "fixtures.uot_dro",
     "pytester",
 ]

@@ -186,12 +186,6 @@ def _own(dist: Any, labels: Any) -> Any:
     return xp.take_along_axis(dist, labels[..., None], axis=-1)[..., 0]
 
 
-def sse(dist: Any, labels: Any) -> Any:
-    """Within-cluster sum of squares from a distance table (T,)."""
-    xp = namespace(dist)
-    return xp.sum(_own(dist, labels), axis=-1)
-
-
 # ---------------------------------------------------------------------------------------------
 # Fixed-point tests (strict inequalities; use float64)
 

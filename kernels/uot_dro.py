@@ -353,13 +353,6 @@ def adversarial_losses(params: dict[str, torch.Tensor], x: torch.Tensor, y: torc
     return torch.cat(out)
 
 
-def objective_value(params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, chunk: int = 200) -> float:
-    """F(theta) = lambda beta ln((1/n) sum_i exp(lhat_i / (lambda beta))) of one run (float64 reduction)."""
-    lhat = adversarial_losses(params, x, y, chunk).double()
-    lb = LAMBDA * BETA
-    return float(lb * (torch.logsumexp(lhat / lb, dim=0) - math.log(lhat.shape[0])))
-
-
 def accuracy(params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, chunk: int = 1000) -> float:
     """Fraction of the images whose argmax prediction is the label, for one run."""
     single = {k: v.unsqueeze(0) for k, v in params.items()}
@@ -785,15 +778,3 @@ class SingleRun:
 
     def parameters(self) -> dict[str, torch.Tensor]:
         return {name: p.detach() for name, p in self.model.named_parameters()}
-
-
-def deterministic_cuda() -> None:
-    """Deterministic CUDA kernels and plain float32 (no TF32), so two nightly runs agree bit for bit.
-    CUBLAS_WORKSPACE_CONFIG must be in the environment before cuBLAS starts (the nightly script sets it)."""
-    import os
-
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.benchmark = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False

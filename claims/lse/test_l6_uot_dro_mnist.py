@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -139,8 +140,8 @@ def _curve_figure(run: dict, tier: str, key: str, settings, ylabel: str):
         values = run[key][rows]
         if not np.any(np.isfinite(values)):
             continue
-        with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
-            __import__("warnings").simplefilter("ignore", RuntimeWarning)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             mean, lo, hi = np.nanmean(values, axis=0), np.nanmin(values, axis=0), np.nanmax(values, axis=0)
         line = ax.plot(steps, mean, marker="o", ms=3, label=f"{fx.setting_name(method, lr)} ({len(rows)} seeds)")[0]
         ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.15)
@@ -161,8 +162,8 @@ def _accuracy_figure(run: dict, tier: str, settings):
             values = run[key][fx.select(run, method, lr)]
             if not np.any(np.isfinite(values)):
                 continue
-            with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
-                __import__("warnings").simplefilter("ignore", RuntimeWarning)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
                 ax.plot(steps, np.nanmean(values, axis=0), marker="o", ms=3, label=fx.setting_name(method, lr))
         ax.set_title(f"{title} ({tier})", fontsize=8)
         ax.set_xlabel("step", fontsize=8)

@@ -1,5 +1,6 @@
 """Faults a big run meets, each as a test that fails without its fix: a scheduler's SIGTERM, Ctrl-C, a
 worker killed, damaged or hostile store entries seen through the plugin, an unusable store path."""
+
 from __future__ import annotations
 
 import os
@@ -55,12 +56,21 @@ def test_squares(evidence):
 
 
 def _pytest(pytester: pytest.Pytester, *args: str, env: dict | None = None) -> subprocess.Popen:
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]), **(env or {}))
+    environment = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]), **(env or {})
+    )
     # SIGINT as a terminal delivers it: a shell's background job inherits SIGINT ignored, and Python then
     # keeps it ignored (seen: this test hung when the suite ran under `nohup ... &`)
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args], cwd=pytester.path,
-                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args],
+        cwd=pytester.path,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> None:
@@ -75,11 +85,16 @@ def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> Non
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("how", ["SIGTERM, serial", "SIGTERM to the controller, -n 2", "SIGTERM to the process group, -n 2", "SIGINT, serial"])
+@pytest.mark.parametrize(
+    "how",
+    ["SIGTERM, serial", "SIGTERM to the controller, -n 2", "SIGTERM to the process group, -n 2", "SIGINT, serial"],
+)
 def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
     pytester = project(triangle_tests=SLOW_TRIANGLE)
     workers = ["-n", "2"] if "-n 2" in how else []
-    process = _pytest(pytester, "-m", "smoke", "--store-dir=store", "--html=out/verdict.html", *workers, env={"TOY_SLOW": "1"})
+    process = _pytest(
+        pytester, "-m", "smoke", "--store-dir=store", "--html=out/verdict.html", *workers, env={"TOY_SLOW": "1"}
+    )
     _wait_for(pytester.path / "reached-step-30", process)
     sig = signal.SIGINT if "SIGINT" in how else signal.SIGTERM
     if "process group" in how:
@@ -93,7 +108,9 @@ def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
     t1 = claim(cut, "T1")
     assert t1["verdict"] == "interrupted", (t1["verdict"], t1["reason"])
     assert "test_triangle.py::test_formula" in t1["not_reached"] and "test_triangle.py::test_formula" in t1["reason"]
-    assert ("SIGINT" if sig == signal.SIGINT else "SIGTERM") in t1["reason"] or "interrupt" in t1["reason"], t1["reason"]
+    assert ("SIGINT" if sig == signal.SIGINT else "SIGTERM") in t1["reason"] or "interrupt" in t1["reason"], t1[
+        "reason"
+    ]
     assert cut["runs"][0]["interrupted"]
 
     rerun = _pytest(pytester, "-m", "smoke", "--store-dir=store", *workers)
@@ -102,7 +119,11 @@ def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
     resumed = verdicts(pytester)
     events = resumed["timings"]["store"]["test_triangle.py::test_formula"]
     assert events[0]["status"] == "resumed" and events[0]["resumed_from_step"] == 30, events
-    assert {c["key"]: c["verdict"] for c in resumed["claims"]} == {"T1": "verified", "T2": "verified", "T3": "not exercised"}
+    assert {c["key"]: c["verdict"] for c in resumed["claims"]} == {
+        "T1": "verified",
+        "T2": "verified",
+        "T3": "not exercised",
+    }
 
 
 @pytest.mark.smoke
@@ -113,7 +134,9 @@ def test_a_worker_killed_mid_test_makes_its_statement_crashed_and_its_claim_brok
     assert process.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
     t1 = claim(verdicts(pytester), "T1")
     crashed = [s for s in t1["statements"] if s["outcome"] == "crashed"]
-    assert [s["test"] for s in crashed] == ["test_triangle.py::test_squares"] and crashed[0]["statement"] == "squares", t1["statements"]
+    assert [s["test"] for s in crashed] == ["test_triangle.py::test_squares"] and crashed[0][
+        "statement"
+    ] == "squares", t1["statements"]
     assert t1["verdict"] == "broken" and "test_triangle.py::test_squares" in t1["reason"], t1["reason"]
     assert claim(verdicts(pytester), "T2")["verdict"] == "verified"
 
@@ -135,7 +158,9 @@ def test_a_hostile_store_entry_is_recomputed_named_and_never_run(project):
     result.stdout.fnmatch_lines([f"result store: store entry {entry} unreadable*recomputed"])
     events = verdicts(pytester)["timings"]["store"]["test_triangle.py::test_formula"]
     assert events[0]["status"] == "recomputed" and str(entry) in events[0]["note"]
-    assert f"store entry {entry} unreadable" in (pytester.path / "out" / "verdict.html").read_text()  # the report names it too
+    assert (
+        f"store entry {entry} unreadable" in (pytester.path / "out" / "verdict.html").read_text()
+    )  # the report names it too
 
 
 @pytest.mark.smoke
@@ -144,19 +169,32 @@ def test_a_store_path_that_is_a_file_is_one_line_before_any_work(project):
     (pytester.path / "store").write_text("")
     result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*the result store path *store is not a directory (--store-dir or the ini key claims_store_dir)*"])
+    result.stderr.fnmatch_lines(
+        ["*the result store path *store is not a directory (--store-dir or the ini key claims_store_dir)*"]
+    )
     assert not (pytester.path / "out" / "verdicts.json").exists()
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("old, new, message", [
-    ('refutes_claim = false', 'refutes_claim = "false"', "statement toy/triangle:squares field 'refutes_claim' must be a boolean"),
-    ('refutes_claim = false\n', '', "toy/triangle:squares is registered refuted and must say refutes_claim"),
-    ('scale_free = true', 'scale_free = 1', "statement toy/constant:answer field 'scale_free' must be a boolean"),
-    ('mutants = ["off-by-one", "wrong-sign"]', 'mutants = "off-by-one"', "toy/triangle:formula field 'mutants' must be an array of strings"),
-    ('text = "answer() == 42"', '', "statement toy/constant:answer lacks ['text']"),
-    ('key = "T2"', 'key = 2', "claim 'toy/constant' field 'key' must be a string"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        (
+            "refutes_claim = false",
+            'refutes_claim = "false"',
+            "statement toy/triangle:squares field 'refutes_claim' must be a boolean",
+        ),
+        ("refutes_claim = false\n", "", "toy/triangle:squares is registered refuted and must say refutes_claim"),
+        ("scale_free = true", "scale_free = 1", "statement toy/constant:answer field 'scale_free' must be a boolean"),
+        (
+            'mutants = ["off-by-one", "wrong-sign"]',
+            'mutants = "off-by-one"',
+            "toy/triangle:formula field 'mutants' must be an array of strings",
+        ),
+        ('text = "answer() == 42"', "", "statement toy/constant:answer lacks ['text']"),
+        ('key = "T2"', "key = 2", "claim 'toy/constant' field 'key' must be a string"),
+    ],
+)
 def test_a_registry_value_of_the_wrong_type_is_one_line_before_any_work(project, old, new, message):
     pytester = project()
     registry = pytester.path / "registry.toml"
@@ -169,7 +207,9 @@ def test_a_registry_value_of_the_wrong_type_is_one_line_before_any_work(project,
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("where", ["report directory is a file", "html directory is a file", "previous verdicts is a list"])
+@pytest.mark.parametrize(
+    "where", ["report directory is a file", "html directory is a file", "previous verdicts is a list"]
+)
 def test_an_unusable_report_path_is_one_line_before_any_work(project, where):
     pytester = project()
     args = ["-m", "smoke"]
@@ -200,13 +240,29 @@ def test_two_runs_into_one_report_directory_keep_each_others_figures(project):
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("old, new, ini, message", [
-    ('expected = "verified"\ntests = "test_triangle.py"', 'expected = "verifed"\ntests = "test_triangle.py"', "",
-     "claim 'toy/triangle' field 'expected' must be a verdict"),
-    ('tests = "test_constant.py"', 'tests = "test_konstant.py"', "", "claim 'toy/constant' field 'tests' names 'test_konstant.py', not a file"),
-    ('mutants = ["off-by-one", "wrong-sign"]', 'mutants = []', "claims_min_mutants = 2\n",
-     "statement toy/triangle:formula field 'mutants' lists 0, fewer than claims_min_mutants = 2"),
-])
+@pytest.mark.parametrize(
+    "old, new, ini, message",
+    [
+        (
+            'expected = "verified"\ntests = "test_triangle.py"',
+            'expected = "verifed"\ntests = "test_triangle.py"',
+            "",
+            "claim 'toy/triangle' field 'expected' must be a verdict",
+        ),
+        (
+            'tests = "test_constant.py"',
+            'tests = "test_konstant.py"',
+            "",
+            "claim 'toy/constant' field 'tests' names 'test_konstant.py', not a file",
+        ),
+        (
+            'mutants = ["off-by-one", "wrong-sign"]',
+            "mutants = []",
+            "claims_min_mutants = 2\n",
+            "statement toy/triangle:formula field 'mutants' lists 0, fewer than claims_min_mutants = 2",
+        ),
+    ],
+)
 def test_the_registry_is_checked_against_the_project(project, old, new, ini, message):
     pytester = project()
     registry = pytester.path / "registry.toml"
@@ -224,7 +280,9 @@ def test_a_waiver_stands_in_for_mutants_and_says_why(project):
     registry = pytester.path / "registry.toml"
     text = registry.read_text().replace("mutants = []", 'mutants = []\nmutants_waived = "no mutant can reach it"', 1)
     registry.write_text(text.replace("scale_free = true", 'scale_free = true\nmutants_waived = "a constant"', 1))
-    (pytester.path / "pytest.ini").write_text((pytester.path / "pytest.ini").read_text().rstrip("\n") + "\n" + "claims_min_mutants = 2\n")
+    (pytester.path / "pytest.ini").write_text(
+        (pytester.path / "pytest.ini").read_text().rstrip("\n") + "\n" + "claims_min_mutants = 2\n"
+    )
     result = pytester.runpytest_inprocess("-m", "smoke")
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
 

@@ -1,5 +1,6 @@
 """The third outcome (inconclusive), the false-alarm budget and replication sets, end to end on a
 throwaway project (pytester), and the exact binomial bounds against SciPy."""
+
 from __future__ import annotations
 
 import json
@@ -111,7 +112,10 @@ def test_a_straddling_interval_is_inconclusive_not_broken(pytester):
     outcomes = {s["statement"]: s["outcome"] for s in record["statements"]}
     assert outcomes == {"rate": "inconclusive", "never-tails": "refuted"}
     run = next(s for s in record["statements"] if s["statement"] == "rate")
-    assert run["evidence"]["heads rate"]["decision"] == "inconclusive" and run["evidence"]["heads rate"]["needed_to_decide"] > 100
+    assert (
+        run["evidence"]["heads rate"]["decision"] == "inconclusive"
+        and run["evidence"]["heads rate"]["needed_to_decide"] > 100
+    )
     assert run["false_alarm"] == 1e-4 and run["as_registered"] is None
     result.stdout.fnmatch_lines(["*inconclusive*"])
 
@@ -184,7 +188,9 @@ def test_replication_set_over_seeds(pytester, tmp_path):
     assert rep["seeds"] == ["1", "2", "3"]
     c1 = rep["claims"][0]
     assert c1["replicated"] == 2 and c1["of"] == 3 and c1["verdicts"]["3"] == "inconclusive"
-    assert merged["claims"][0]["verdict"] == "broken" and "differs between master seeds" in merged["claims"][0]["reason"]
+    assert (
+        merged["claims"][0]["verdict"] == "broken" and "differs between master seeds" in merged["claims"][0]["reason"]
+    )
     html = (tmp_path / "m" / "verdict.html").read_text()
     assert "Replication over 3 master seeds" in html and "2 of 3" in html
     differing = [s for s in rep["statements"] if s["replicated"] != s["of"]]

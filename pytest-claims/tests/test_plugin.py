@@ -3,6 +3,7 @@
 Each test writes a small project (ini, registry, kernel, mutants, statement tests) into a temporary
 directory and runs pytest in-process on it.
 """
+
 from __future__ import annotations
 
 import json
@@ -153,10 +154,19 @@ def test_reference():
 
 @pytest.fixture
 def project(pytester: pytest.Pytester):
-    def make(mutants: str = '["off-by-one", "wrong-sign"]', triangle_tests: str = TRIANGLE_TESTS, constant_tests: str = CONSTANT_TESTS, refuted_mutants: str = '["squares"]'):
+    def make(
+        mutants: str = '["off-by-one", "wrong-sign"]',
+        triangle_tests: str = TRIANGLE_TESTS,
+        constant_tests: str = CONSTANT_TESTS,
+        refuted_mutants: str = '["squares"]',
+    ):
         pytester.makefile(".ini", pytest=INI)
-        pytester.makefile(".toml", registry=REGISTRY.replace("{mutants}", mutants).replace("{refuted_mutants}", refuted_mutants))
-        pytester.makepyfile(toy_kernel=KERNEL, toy_mutants=MUTANTS, test_triangle=triangle_tests, test_constant=constant_tests)
+        pytester.makefile(
+            ".toml", registry=REGISTRY.replace("{mutants}", mutants).replace("{refuted_mutants}", refuted_mutants)
+        )
+        pytester.makepyfile(
+            toy_kernel=KERNEL, toy_mutants=MUTANTS, test_triangle=triangle_tests, test_constant=constant_tests
+        )
         pytester.syspathinsert()
         return pytester
 
@@ -181,7 +191,9 @@ def test_verdicts_evidence_and_refutation_message(project):
     assert [claim(payload, k)["verdict"] for k in ("T1", "T2", "T3")] == ["verified", "verified", "not exercised"]
     squares = next(s for s in claim(payload, "T1")["statements"] if s["statement"] == "squares")
     assert squares["outcome"] == "refuted" and "triangle(3) = 6, not 9" in squares["reason"]
-    assert claim(payload, "T1")["key_numbers"] == [{"label": "formula: checked", "values": [{"run": "test_formula", "tier": "smoke", "value": 50}]}]
+    assert claim(payload, "T1")["key_numbers"] == [
+        {"label": "formula: checked", "values": [{"run": "test_formula", "tier": "smoke", "value": 50}]}
+    ]
     assert claim(payload, "T1")["figure"]["path"].startswith("figures/")
     assert claim(payload, "T2")["statements"][0]["tier"] == "any"  # scale-free
     assert payload["reference_tests"] == [{"test": "test_constant.py::test_reference", "outcome": "held"}]
@@ -193,10 +205,16 @@ def test_verdicts_evidence_and_refutation_message(project):
 @pytest.mark.smoke
 @pytest.mark.parametrize(
     "body, exit_code, outcome",
-    [("statement_holds(True, 'held')", 1, "held"), ("raise RuntimeError('kernel crashed')", 1, "error"), ("assert False, 'plain assert'", 1, "failed")],
+    [
+        ("statement_holds(True, 'held')", 1, "held"),
+        ("raise RuntimeError('kernel crashed')", 1, "error"),
+        ("assert False, 'plain assert'", 1, "failed"),
+    ],
 )
 def test_refuted_statement_is_satisfied_only_by_a_recorded_refutation(project, body, exit_code, outcome):
-    tests = TRIANGLE_TESTS.replace('statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")', body)
+    tests = TRIANGLE_TESTS.replace(
+        'statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")', body
+    )
     pytester = project(triangle_tests=tests)
     result = pytester.runpytest_inprocess("-m", "smoke")
     assert result.ret == exit_code
@@ -207,7 +225,9 @@ def test_refuted_statement_is_satisfied_only_by_a_recorded_refutation(project, b
 
 @pytest.mark.smoke
 def test_unknown_claim_and_missing_scale_marker_fail_collection(project):
-    pytester = project(constant_tests="import pytest\n\n@pytest.mark.claim('toy/nothing', statement='x')\ndef test_x():\n    pass\n")
+    pytester = project(
+        constant_tests="import pytest\n\n@pytest.mark.claim('toy/nothing', statement='x')\ndef test_x():\n    pass\n"
+    )
     result = pytester.runpytest_inprocess("-m", "smoke")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*needs exactly one scale marker*"])
@@ -250,7 +270,9 @@ def test_under_xdist_a_collected_claim_counts_as_selected_before_its_worker_repo
     from pytest_claims import plugin
 
     config = project().parseconfigure("-m", "smoke")
-    plugin.pytest_xdist_node_collection_finished(SimpleNamespace(config=config), ["test_triangle.py::test_formula[smoke]"])
+    plugin.pytest_xdist_node_collection_finished(
+        SimpleNamespace(config=config), ["test_triangle.py::test_formula[smoke]"]
+    )
     assert plugin.state_of(config).selected == {"toy/triangle"}
 
 
@@ -320,7 +342,9 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(project, monkeypatch):
     result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula", no_reraise_ctrlc=True)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     monkeypatch.setenv("TOY_INTERRUPT", "0")
-    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula").assert_outcomes(passed=1, deselected=2)
+    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula").assert_outcomes(
+        passed=1, deselected=2
+    )
     events = verdicts(pytester)["timings"]["store"]["test_triangle.py::test_formula"]
     assert events[0]["status"] == "resumed" and events[0]["resumed_from_step"] == 50
 
@@ -361,7 +385,9 @@ def test_what_changed_since_a_previous_run(project):
     pytester.runpytest_inprocess("-m", "smoke", "--no-store")
     (pytester.path / "previous.json").write_text((pytester.path / "out" / "verdicts.json").read_text())
     pytester.makepyfile(toy_kernel=KERNEL.replace("return 42", "return 41"))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--previous-verdicts", "previous.json", "--html=out/report.html")
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--no-store", "--previous-verdicts", "previous.json", "--html=out/report.html"
+    )
     found = verdicts(pytester)["changes"]
     assert found["claims"] == [{"id": "toy/constant", "key": "T2", "before": "verified", "after": "broken"}]
     assert [(s["before"], s["after"]) for s in found["statements"]] == [("held", "refuted")]
@@ -416,7 +442,9 @@ def test_split_shards_merge_into_the_unsharded_verdicts(project, capsys):
     whole = verdicts(pytester)
     paths = []
     for group in (1, 2):
-        pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--splits", "2", "--group", str(group), "-o", f"claims_report_dir=shard{group}")
+        pytester.runpytest_inprocess(
+            "-m", "smoke", "--no-store", "--splits", "2", "--group", str(group), "-o", f"claims_report_dir=shard{group}"
+        )
         paths.append(str(pytester.path / f"shard{group}" / "verdicts.json"))
     assert all(len(json.loads(open(p).read())["runs"][0]["tests"]) < 3 for p in paths)  # each shard ran a part
     assert merge_main([*paths, "-o", str(pytester.path / "merged")]) == 0

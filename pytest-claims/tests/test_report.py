@@ -1,4 +1,5 @@
 """The claim table's key numbers: a parametrised statement's many values shown as a range per tier."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,6 +29,11 @@ def test_many_values_show_each_tiers_range_and_fold_the_rest():
 
 @pytest.mark.smoke
 def test_equal_and_non_numeric_values():
-    html = _key_numbers(_entry([(f"r{i}", "full", 0) for i in range(INLINE_VALUES + 1)] + [(f"t{i}", "gpu", "a" if i else "b") for i in range(2)]))
+    html = _key_numbers(
+        _entry(
+            [(f"r{i}", "full", 0) for i in range(INLINE_VALUES + 1)]
+            + [(f"t{i}", "gpu", "a" if i else "b") for i in range(2)]
+        )
+    )
     assert f"<b>0</b> (all) [full, {INLINE_VALUES + 1} runs]" in html
     assert "<b>b</b>, ... [gpu, 2 runs]" in html

@@ -1,4 +1,5 @@
 """The schedule prediction (python -m pytest_claims.schedule) on known durations and on a real run."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,9 @@ def test_a_run_records_its_durations_and_the_tool_reads_them(project, capsys, tm
     pytester = project()
     pytester.runpytest_inprocess("-m", "smoke", "--no-store")
     tests = verdicts(pytester)["timings"]["tests"]
-    assert set(tests) >= {"test_triangle.py::test_formula", "test_constant.py::test_answer"} and all(v >= 0 for v in tests.values())
+    assert set(tests) >= {"test_triangle.py::test_formula", "test_constant.py::test_answer"} and all(
+        v >= 0 for v in tests.values()
+    )
     assert main([str(pytester.path / "out" / "verdicts.json"), "-n", "1", "2", "--splits", "2"]) == 0
     out = capsys.readouterr().out
     assert "tests," in out and "--splits 2 (least_duration)" in out

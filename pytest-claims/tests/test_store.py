@@ -1,4 +1,5 @@
 """The result store as a unit: keys, code hashes, memory, namespaces under a mutant."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -65,7 +66,9 @@ def test_a_mutant_never_leaks_into_real_results(tmp_path):
     store.namespace, store.mutated_module = "mutant", "toy_kernel_a"
     assert store.get_or_compute("mutated", {}, lambda _: 99, code=[kernel]) == 99  # computed under the mutant
     calls = []
-    assert store.get_or_compute("other", {}, lambda _: calls.append(1) or 2, code=[other]) == 2 and not calls  # untouched: reused
+    assert (
+        store.get_or_compute("other", {}, lambda _: calls.append(1) or 2, code=[other]) == 2 and not calls
+    )  # untouched: reused
     assert store.get_or_compute("unknown", {}, lambda _: 5) == 5  # no code named: treated as touched
     store.namespace = store.mutated_module = ""
     assert store.get_or_compute("mutated", {}, lambda _: kernel.f(), code=[kernel]) == 1  # the real value, not 99
@@ -89,7 +92,9 @@ def test_one_process_computes_a_key_the_others_wait_and_read(tmp_path):
     barrier = context.Barrier(4)
     log = tmp_path / "computations.log"
     processes = [
-        context.Process(target=_ask_for_the_shared_key, args=(str(tmp_path / "store"), str(log), barrier, str(tmp_path / f"out{i}")))
+        context.Process(
+            target=_ask_for_the_shared_key, args=(str(tmp_path / "store"), str(log), barrier, str(tmp_path / f"out{i}"))
+        )
         for i in range(4)
     ]
     for process in processes:
@@ -102,6 +107,7 @@ def test_one_process_computes_a_key_the_others_wait_and_read(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # Entries that cannot be trusted: recomputed, with the file and the reason named; never executed.
+
 
 def _only_entry(root: Path) -> Path:
     (entry,) = root.glob("*/*.npz")
@@ -151,10 +157,15 @@ def test_an_entry_copied_over_another_keys_entry_is_recomputed(tmp_path):
     store = _fresh(root)
     store.get_or_compute("rates", {"sigma2": 100}, lambda _: np.array([0.0, 0.7]))
     store.get_or_compute("rates", {"sigma2": 1}, lambda _: np.array([0.0, 0.1]))
-    here, there = (root / d[:2] / f"{d}.npz" for d in (store.key_of("rates", {"sigma2": 100}), store.key_of("rates", {"sigma2": 1})))
+    here, there = (
+        root / d[:2] / f"{d}.npz"
+        for d in (store.key_of("rates", {"sigma2": 100}), store.key_of("rates", {"sigma2": 1}))
+    )
     here.write_bytes(there.read_bytes())
     again = _fresh(root)
-    np.testing.assert_array_equal(again.get_or_compute("rates", {"sigma2": 100}, lambda _: np.array([0.0, 0.7])), [0.0, 0.7])
+    np.testing.assert_array_equal(
+        again.get_or_compute("rates", {"sigma2": 100}, lambda _: np.array([0.0, 0.7])), [0.0, 0.7]
+    )
     (event,) = _events(again)
     assert event["status"] == RECOMPUTED and "another key" in event["note"] and str(here) in event["note"], event
 
@@ -244,15 +255,25 @@ def test_the_codec_keeps_every_kind_of_value_exactly():
     import torch
 
     value = {
-        "configs": [_Config(1e-5, None), _Config(1e-6, 1e-3)], None: {0.5: (1, "a")}, (1, 2): [True, None],
-        "f32": np.float32(44.018078), "nan": float("nan"), "ints": np.arange(5, dtype=np.int64),
-        "empty": np.zeros((0, 3)), "tensor": torch.arange(4, dtype=torch.float32), "big": 2**80,
+        "configs": [_Config(1e-5, None), _Config(1e-6, 1e-3)],
+        None: {0.5: (1, "a")},
+        (1, 2): [True, None],
+        "f32": np.float32(44.018078),
+        "nan": float("nan"),
+        "ints": np.arange(5, dtype=np.int64),
+        "empty": np.zeros((0, 3)),
+        "tensor": torch.arange(4, dtype=torch.float32),
+        "big": 2**80,
     }
     header, got = codec.loads(codec.dumps({"name": "x"}, value))
     assert header == {"name": "x"}
     assert got["configs"] == value["configs"] and got[None] == {0.5: (1, "a")} and got[(1, 2)] == [True, None]
-    assert type(got["f32"]) is np.float32 and got["f32"] == value["f32"] and math.isnan(got["nan"]) and got["big"] == 2**80
-    assert got["ints"].dtype == np.int64 and got["empty"].shape == (0, 3) and torch.equal(got["tensor"], value["tensor"])
+    assert (
+        type(got["f32"]) is np.float32 and got["f32"] == value["f32"] and math.isnan(got["nan"]) and got["big"] == 2**80
+    )
+    assert (
+        got["ints"].dtype == np.int64 and got["empty"].shape == (0, 3) and torch.equal(got["tensor"], value["tensor"])
+    )
     with pytest.raises(TypeError, match="cannot keep a builtins.object"):
         codec.dumps({}, {"x": object()})
     with pytest.raises(TypeError, match="object arrays"):

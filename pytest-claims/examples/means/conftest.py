@@ -1,4 +1,5 @@
 """The project's own option (a master seed) and the two pytest-claims hooks that report it."""
+
 import pytest
 
 

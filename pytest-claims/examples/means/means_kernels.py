@@ -1,4 +1,5 @@
 """The toy paper's computations: three means and a random permutation (standard library only)."""
+
 from __future__ import annotations
 
 import math

@@ -4,8 +4,15 @@ A registry of claims and their statements (TOML), one test per statement, statem
 claim verdicts, evidence on the test reports, a keyed resumable result store, mutants that show each
 statement's power, merged runs, and an HTML verdict report.
 """
+
 from pytest_claims.assertions import statement_allclose
-from pytest_claims.decide import StatementInconclusive, decide_interval, decide_rate, decide_test, statement_inconclusive
+from pytest_claims.decide import (
+    StatementInconclusive,
+    decide_interval,
+    decide_rate,
+    decide_test,
+    statement_inconclusive,
+)
 from pytest_claims.registry import ClaimRefuted, statement_holds
 from pytest_claims.store import current_store
 

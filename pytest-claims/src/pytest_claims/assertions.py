@@ -1,6 +1,7 @@
 """Tolerance assertions for statements, in the manner of numpy.testing.assert_allclose (the value
 under test first, the reference second): the worst error and where it occurred go into the test's
 evidence, and a failure prints the command that reproduces the test."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,7 +13,9 @@ def _where(index: tuple[int, ...]) -> Any:
     return list(index) if len(index) != 1 else index[0]
 
 
-def statement_allclose(actual: Any, desired: Any, *, rtol: float = 1e-7, atol: float = 0.0, what: str = "values") -> dict[str, Any]:
+def statement_allclose(
+    actual: Any, desired: Any, *, rtol: float = 1e-7, atol: float = 0.0, what: str = "values"
+) -> dict[str, Any]:
     """Assert |actual - desired| <= atol + rtol |desired| elementwise (NaN only against NaN).
 
     Records {what: {checked, max_abs_error, max_rel_error, worst_at, actual, desired, rtol, atol}} as

@@ -9,6 +9,7 @@ never imports a module). A sha256 over the tree and the arrays' bytes is checked
 entry truncated, flipped or copied over another is found out (`EntryInvalid`, with the reason) and
 recomputed, never believed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,8 +55,11 @@ def _encoder(arrays: list[Any]):
             cls = type(value)
             fields = {f.name: enc(getattr(value, f.name)) for f in dataclasses.fields(value)}
             return {TAG: "dataclass", "type": f"{cls.__module__}:{cls.__qualname__}", "v": fields}
-        raise TypeError(f"the result store cannot keep a {type(value).__module__}.{type(value).__qualname__}; "
-                        "return arrays, numbers, strings, lists, tuples, dicts or dataclasses")
+        raise TypeError(
+            f"the result store cannot keep a {type(value).__module__}.{type(value).__qualname__}; "
+            "return arrays, numbers, strings, lists, tuples, dicts or dataclasses"
+        )
+
     return enc
 
 
@@ -102,6 +106,7 @@ def _decoder(arrays: list[Any]):
                     object.__setattr__(made, k, v)
             return made
         raise EntryInvalid(f"has a node of unknown kind {tag!r}")
+
     return dec
 
 

@@ -12,6 +12,7 @@ failing on the draw.
 Pure Python (math and statistics only): the binomial bounds are exact Clopper-Pearson bounds by bisection on the
 binomial tail, so the plugin needs no SciPy.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,7 +36,9 @@ class StatementInconclusive(Exception):
 def statement_inconclusive(message: str, *, needed: int | None = None) -> None:
     """End the statement test as inconclusive (`needed`: the sample size that would decide it)."""
     __tracebackhide__ = True
-    raise StatementInconclusive(message + (f"; about {needed} would decide it at the observed rate" if needed else ""), needed)
+    raise StatementInconclusive(
+        message + (f"; about {needed} would decide it at the observed rate" if needed else ""), needed
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -53,7 +56,9 @@ def _binomial_cdf(k: int, n: int, p: float) -> float:
     if p >= 1.0:
         return 0.0
     lp, lq = math.log(p), math.log1p(-p)
-    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)]
+    terms = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
+    ]
     top = max(terms)
     return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
 
@@ -82,7 +87,9 @@ def rate_upper_bound(successes: int, trials: int, alpha: float) -> float:
     return _bisect(lambda p: _binomial_cdf(successes, trials, p) - alpha)
 
 
-def trials_to_decide(rate: float, threshold: float, alpha: float, *, at_least: bool, most: int = 10_000_000) -> int | None:
+def trials_to_decide(
+    rate: float, threshold: float, alpha: float, *, at_least: bool, most: int = 10_000_000
+) -> int | None:
     """About how many trials, the observed `rate` kept, would decide 'rate >= threshold' (at_least) or
     'rate <= threshold' either way at level alpha: exact for an all-or-none rate (the bound is then
     alpha^(1/n) or 1 - alpha^(1/n)), else the normal approximation z^2 r (1 - r) / (r - t)^2 (closed
@@ -111,16 +118,31 @@ def _record(what: str, found: dict[str, Any]) -> None:
         here[0].record(**{what: found})
 
 
-def decide_interval(lower: float, upper: float, threshold: float, *, at_least: bool, alpha: float, what: str, needed: int | None = None,
-                    held_confidence: float | None = None) -> dict[str, Any]:
+def decide_interval(
+    lower: float,
+    upper: float,
+    threshold: float,
+    *,
+    at_least: bool,
+    alpha: float,
+    what: str,
+    needed: int | None = None,
+    held_confidence: float | None = None,
+) -> dict[str, Any]:
     """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds: the one
     on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false alarm).
     Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
     other side, inconclusive otherwise."""
     __tracebackhide__ = True
     side = ">=" if at_least else "<="
-    found = {"lower": lower, "upper": upper, "threshold": threshold, "statement": f"value {side} {threshold:g}",
-             "held_confidence": held_confidence if held_confidence is not None else 1 - alpha, "refute_alpha": alpha}
+    found = {
+        "lower": lower,
+        "upper": upper,
+        "threshold": threshold,
+        "statement": f"value {side} {threshold:g}",
+        "held_confidence": held_confidence if held_confidence is not None else 1 - alpha,
+        "refute_alpha": alpha,
+    }
     held = lower >= threshold if at_least else upper <= threshold
     refuted = upper < threshold if at_least else lower > threshold
     found["decision"] = "held" if held else "refuted" if refuted else "inconclusive"
@@ -129,14 +151,24 @@ def decide_interval(lower: float, upper: float, threshold: float, *, at_least: b
     _record(what, found)
     interval = f"[{lower:.4g}, {upper:.4g}] (one-sided bounds: shown at {found['held_confidence']:.6g}, refuted at {1 - alpha:.6g})"
     if refuted:
-        raise ClaimRefuted(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
+        raise ClaimRefuted(
+            f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}"
+        )
     if not held:
         statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed)
     return found
 
 
-def decide_rate(successes: int, trials: int, threshold: float, *, at_least: bool, alpha: float, what: str,
-                held_confidence: float | None = None) -> dict[str, Any]:
+def decide_rate(
+    successes: int,
+    trials: int,
+    threshold: float,
+    *,
+    at_least: bool,
+    alpha: float,
+    what: str,
+    held_confidence: float | None = None,
+) -> dict[str, Any]:
     """Decide a binomial rate against a threshold by exact Clopper-Pearson bounds: the statement's side at
     held_confidence (default 1 - alpha), the other side at 1 - alpha."""
     __tracebackhide__ = True
@@ -149,12 +181,27 @@ def decide_rate(successes: int, trials: int, threshold: float, *, at_least: bool
         lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, held_alpha)
     held = lower >= threshold if at_least else upper <= threshold
     refuted = upper < threshold if at_least else lower > threshold
-    needed = None if held or refuted else trials_to_decide(successes / trials, threshold, min(alpha, held_alpha), at_least=at_least)
+    needed = (
+        None
+        if held or refuted
+        else trials_to_decide(successes / trials, threshold, min(alpha, held_alpha), at_least=at_least)
+    )
     _record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
-    return decide_interval(lower, upper, threshold, at_least=at_least, alpha=alpha, what=what, needed=needed, held_confidence=1 - held_alpha)
+    return decide_interval(
+        lower,
+        upper,
+        threshold,
+        at_least=at_least,
+        alpha=alpha,
+        what=what,
+        needed=needed,
+        held_confidence=1 - held_alpha,
+    )
 
 
-def decide_test(p_for: float, p_against: float, *, alpha: float, what: str, held_alpha: float | None = None) -> dict[str, Any]:
+def decide_test(
+    p_for: float, p_against: float, *, alpha: float, what: str, held_alpha: float | None = None
+) -> dict[str, Any]:
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
     opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
@@ -163,10 +210,20 @@ def decide_test(p_for: float, p_against: float, *, alpha: float, what: str, held
     shown_at = alpha if held_alpha is None else held_alpha
     held = p_for < shown_at
     refuted = p_against < alpha and not held
-    found = {"p_for": p_for, "p_against": p_against, "held_alpha": shown_at, "refute_alpha": alpha, "decision": "held" if held else "refuted" if refuted else "inconclusive"}
+    found = {
+        "p_for": p_for,
+        "p_against": p_against,
+        "held_alpha": shown_at,
+        "refute_alpha": alpha,
+        "decision": "held" if held else "refuted" if refuted else "inconclusive",
+    }
     _record(what, found)
     if refuted:
-        raise ClaimRefuted(f"{what}: the opposite effect is significant (p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})")
+        raise ClaimRefuted(
+            f"{what}: the opposite effect is significant (p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
+        )
     if not held:
-        statement_inconclusive(f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant")
+        statement_inconclusive(
+            f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant"
+        )
     return found

@@ -1,4 +1,5 @@
 """What a statement test records as its evidence: plain built-in values and figures."""
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
 """Hooks a project implements (in its conftest or plugins) to tell pytest-claims about itself."""
+
 from __future__ import annotations
 
 from typing import Any

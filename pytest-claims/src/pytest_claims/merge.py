@@ -15,6 +15,7 @@ between seeds is broken in the merged verdicts (a verdict must not depend on the
 Shards of one tier merge into exactly the verdicts of the unsharded run (apart from `runs` and
 `timings`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,18 @@ from typing import Any
 
 from pytest_claims.registry import Claim, Registry, Statement
 from pytest_claims.report import standalone_html
-from pytest_claims.verdicts import ERROR, FAILED, HELD, RUN_KEYS, SCHEMA_VERSION, SKIPPED, ClaimInputs, StatementRun, changes, summarise
+from pytest_claims.verdicts import (
+    ERROR,
+    FAILED,
+    HELD,
+    RUN_KEYS,
+    SCHEMA_VERSION,
+    SKIPPED,
+    ClaimInputs,
+    StatementRun,
+    changes,
+    summarise,
+)
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
 
@@ -45,7 +57,11 @@ def load(path: Path) -> dict[str, Any]:
         raise MergeError(f"{path}: not a verdicts.json (a JSON {type(payload).__name__}, not an object)")
     if payload.get("schema_version") != SCHEMA_VERSION:
         raise MergeError(f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads {SCHEMA_VERSION}")
-    missing = [k for k, kind in (("claims", list), ("runs", list), ("papers", dict), ("tier", str)) if not isinstance(payload.get(k), kind)]
+    missing = [
+        k
+        for k, kind in (("claims", list), ("runs", list), ("papers", dict), ("tier", str))
+        if not isinstance(payload.get(k), kind)
+    ]
     if missing:
         raise MergeError(f"{path}: not a verdicts.json (lacks {', '.join(missing)})")
     return payload
@@ -73,15 +89,26 @@ def _claim_from(record: dict[str, Any]) -> Claim:
         for name, fields in reg["statements"].items()
     }
     return Claim(
-        id=record["id"], key=record["key"], paper=record["paper"], where=record["where"], text=record["statement"],
-        provenance=record["provenance"], expected=record["expected"], tests=reg["tests"], key_numbers=tuple(reg["key_numbers"]),
-        figure=reg["figure"], statements=statements,
+        id=record["id"],
+        key=record["key"],
+        paper=record["paper"],
+        where=record["where"],
+        text=record["statement"],
+        provenance=record["provenance"],
+        expected=record["expected"],
+        tests=reg["tests"],
+        key_numbers=tuple(reg["key_numbers"]),
+        figure=reg["figure"],
+        statements=statements,
     )
 
 
 def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     first = payloads[0]["environment"]
-    return {k: (v if all(p["environment"].get(k) == v for p in payloads) else "varies between runs (see runs)") for k, v in first.items()}
+    return {
+        k: (v if all(p["environment"].get(k) == v for p in payloads) else "varies between runs (see runs)")
+        for k, v in first.items()
+    }
 
 
 def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
@@ -113,14 +140,21 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     first = per_seed[seeds[0]]
     claims, statements = [], []
     for record in first["claims"]:
-        verdicts = {seed: next((c["verdict"] for c in per_seed[seed]["claims"] if c["id"] == record["id"]), "absent") for seed in seeds}
+        verdicts = {
+            seed: next((c["verdict"] for c in per_seed[seed]["claims"] if c["id"] == record["id"]), "absent")
+            for seed in seeds
+        }
         _, agree = _most_common(list(verdicts.values()))
-        claims.append({"id": record["id"], "key": record["key"], "verdicts": verdicts, "replicated": agree, "of": len(seeds)})
+        claims.append(
+            {"id": record["id"], "key": record["key"], "verdicts": verdicts, "replicated": agree, "of": len(seeds)}
+        )
     tests: dict[str, dict[str, Any]] = {}
     for seed in seeds:
         for c in per_seed[seed]["claims"]:
             for s in c["statements"]:
-                entry = tests.setdefault(s["test"], {"test": s["test"], "claim": c["key"], "statement": s["statement"], "outcomes": {}})
+                entry = tests.setdefault(
+                    s["test"], {"test": s["test"], "claim": c["key"], "statement": s["statement"], "outcomes": {}}
+                )
                 entry["outcomes"][seed] = s["outcome"]
     for entry in tests.values():
         outcomes = [entry["outcomes"].get(seed, "absent") for seed in seeds]
@@ -174,14 +208,25 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
     for index, payload in enumerate(payloads):
         for record in payload["claims"]:
             for s in record["statements"]:
-                run = StatementRun(test=s["test"], claim=record["id"], statement=s["statement"], tier=s["tier"], outcome=s["outcome"],
-                                   reason=s["reason"], evidence=s["evidence"], figures=s["figures"], mutants=s.get("mutants", []))
+                run = StatementRun(
+                    test=s["test"],
+                    claim=record["id"],
+                    statement=s["statement"],
+                    tier=s["tier"],
+                    outcome=s["outcome"],
+                    reason=s["reason"],
+                    evidence=s["evidence"],
+                    figures=s["figures"],
+                    mutants=s.get("mutants", []),
+                )
                 by_test.setdefault(run.test, []).append((index, run))
     for test, found in sorted(by_test.items()):
         decided = [(i, r) for i, r in found if r.outcome != SKIPPED]
         outcomes = sorted({r.outcome for _, r in decided})
         if len(outcomes) > 1:
-            where = ", ".join(f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided)
+            where = ", ".join(
+                f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided
+            )
             inputs[found[0][1].claim].problems.append(f"conflicting outcomes for {test}: {where}")
         keep = decided[0][1] if decided else found[0][1]
         keep.mutants = _unique([m for _, r in found for m in r.mutants])
@@ -218,8 +263,13 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
         "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(reference.items())],
         "collection_errors": _unique([e for p in payloads for e in p.get("collection_errors", [])]),
         "runs": runs,
-        "timings": {"generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "store": _store_events(payloads),
-                    "tests": dict(sorted({t: d for p in payloads for t, d in p.get("timings", {}).get("tests", {}).items()}.items()))},
+        "timings": {
+            "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "store": _store_events(payloads),
+            "tests": dict(
+                sorted({t: d for p in payloads for t, d in p.get("timings", {}).get("tests", {}).items()}.items())
+            ),
+        },
     }
 
 
@@ -266,7 +316,9 @@ def comparable(payload: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_claims.merge", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="verdicts.json files of the runs to merge")
-    parser.add_argument("-o", "--out", type=Path, required=True, help="directory for the merged verdicts.json and verdict.html")
+    parser.add_argument(
+        "-o", "--out", type=Path, required=True, help="directory for the merged verdicts.json and verdict.html"
+    )
     parser.add_argument("--previous", type=Path, help="a previous verdicts.json: put what changed since at the top")
     parser.add_argument("--title", default="Claim verification suite: merged runs")
     args = parser.parse_args(argv)
@@ -282,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     copy_figures(merged, [p.resolve() for p in args.runs], args.out)
     (args.out / "verdicts.json").write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
-    (args.out / "verdict.html").write_text(standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"), encoding="utf-8")
+    (args.out / "verdict.html").write_text(
+        standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"), encoding="utf-8"
+    )
     counts: dict[str, int] = {}
     for record in merged["claims"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1

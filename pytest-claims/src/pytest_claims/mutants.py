@@ -11,6 +11,7 @@ body, where the default is used). A mutant's snippet must occur exactly once in 
 A registry statement lists the mutants it must kill (`mutants = ["name", ...]`); a mutants run
 (`--mutants`) reruns each such statement's tests under each of its mutants and expects them to fail.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -60,7 +61,9 @@ def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.CodeType]:
     source = textwrap.dedent(inspect.getsource(function))
     count = source.count(mutant.old)
     if count != 1:
-        raise MutantError(f"mutant {mutant.name!r}: snippet {mutant.old!r} occurs {count} times in {mutant.target} (needs exactly 1)")
+        raise MutantError(
+            f"mutant {mutant.name!r}: snippet {mutant.old!r} occurs {count} times in {mutant.target} (needs exactly 1)"
+        )
     changed = source.replace(mutant.old, mutant.new)
     lines = source.split("\n")
     decorators = 0

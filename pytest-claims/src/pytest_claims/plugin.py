@@ -11,6 +11,7 @@ Inactive unless the ini key `claims_registry` names a registry. Then:
 - controller side: claim verdicts, `verdicts.json` and the pytest-html report (ini `claims_report_dir`),
   what changed since a previous run (`--previous-verdicts`), a terminal summary.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -31,7 +32,17 @@ from pytest_claims import report as html_report
 from pytest_claims.decide import StatementInconclusive
 from pytest_claims.evidence import Evidence
 from pytest_claims.mutants import MutantError, applied, catalogue, mutated_code
-from pytest_claims.registry import DEFAULT_TIERS, Claim, ClaimRefuted, Registry, RegistryError, Statement, check_against_project, false_alarm_budget, load_registry
+from pytest_claims.registry import (
+    DEFAULT_TIERS,
+    Claim,
+    ClaimRefuted,
+    Registry,
+    RegistryError,
+    Statement,
+    check_against_project,
+    false_alarm_budget,
+    load_registry,
+)
 from pytest_claims.store import ResultStore, StoreUnusable, set_current_store
 from pytest_claims.verdicts import (
     CRASHED,
@@ -114,19 +125,57 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini("claims_registry", "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)", type="args", default=[])
-    parser.addini("claims_tiers", "scale markers, one per test, smallest first", type="args", default=list(DEFAULT_TIERS))
-    parser.addini("claims_min_mutants", "least number of mutants a holds statement lists (or it says why in mutants_waived)", default="0")
-    parser.addini("claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports")
-    parser.addini("claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default="")
+    parser.addini(
+        "claims_registry",
+        "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)",
+        type="args",
+        default=[],
+    )
+    parser.addini(
+        "claims_tiers", "scale markers, one per test, smallest first", type="args", default=list(DEFAULT_TIERS)
+    )
+    parser.addini(
+        "claims_min_mutants",
+        "least number of mutants a holds statement lists (or it says why in mutants_waived)",
+        default="0",
+    )
+    parser.addini(
+        "claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports"
+    )
+    parser.addini(
+        "claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default=""
+    )
     parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
     parser.addini("claims_title", "title of the verdict report", default="Claim verification suite")
-    parser.addini("claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3")
+    parser.addini(
+        "claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3"
+    )
     group = parser.getgroup("claims", "claim verification (pytest-claims)")
-    group.addoption("--store-dir", dest="claims_store_dir", default=None, help="result store directory (overrides the ini key claims_store_dir)")
-    group.addoption("--no-store", dest="claims_no_store", action="store_true", help="compute every stored result fresh and write nothing to the store")
-    group.addoption("--previous-verdicts", dest="claims_previous", default=None, metavar="PATH", help="a previous verdicts.json: report what changed since")
-    group.addoption("--mutants", dest="claims_mutants", action="store_true", help="rerun each statement's tests under each mutant it lists; a surviving mutant breaks the claim")
+    group.addoption(
+        "--store-dir",
+        dest="claims_store_dir",
+        default=None,
+        help="result store directory (overrides the ini key claims_store_dir)",
+    )
+    group.addoption(
+        "--no-store",
+        dest="claims_no_store",
+        action="store_true",
+        help="compute every stored result fresh and write nothing to the store",
+    )
+    group.addoption(
+        "--previous-verdicts",
+        dest="claims_previous",
+        default=None,
+        metavar="PATH",
+        help="a previous verdicts.json: report what changed since",
+    )
+    group.addoption(
+        "--mutants",
+        dest="claims_mutants",
+        action="store_true",
+        help="rerun each statement's tests under each mutant it lists; a surviving mutant breaks the claim",
+    )
 
 
 def _store_for(config: pytest.Config) -> ResultStore:
@@ -147,7 +196,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     html = getattr(config.option, "htmlpath", None)
     if html and config.getini("claims_registry") and not _is_worker(config):
         try:
-            _check_writable(Path(html).expanduser().resolve().parent, f"the directory of the HTML report (--html {html})")
+            _check_writable(
+                Path(html).expanduser().resolve().parent, f"the directory of the HTML report (--html {html})"
+            )
         except pytest.UsageError as error:
             sys.stderr.write(f"ERROR: {error}\n")
             return pytest.ExitCode.USAGE_ERROR
@@ -157,7 +208,15 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     paths = config.getini("claims_registry")
     if not paths:
-        asked = [o for o, dest in (("--previous-verdicts", "claims_previous"), ("--store-dir", "claims_store_dir"), ("--mutants", "claims_mutants")) if config.getoption(dest)]
+        asked = [
+            o
+            for o, dest in (
+                ("--previous-verdicts", "claims_previous"),
+                ("--store-dir", "claims_store_dir"),
+                ("--mutants", "claims_mutants"),
+            )
+            if config.getoption(dest)
+        ]
         if asked:  # pytest took an option's value for a test path and found no ini file beside it
             raise pytest.UsageError(
                 f"{', '.join(asked)} given but no claims_registry in an ini file (rootdir {config.rootpath}, "
@@ -174,9 +233,14 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_false_alarm_budget(config, registry)
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
-    config.addinivalue_line("markers", 'claim(id, statement="name"): the claim and registry statement this test asserts')
-    config.addinivalue_line("markers", "work_unit: an expensive computation that statement tests read through the store; "
-                            "placed so that each xdist worker starts with one")
+    config.addinivalue_line(
+        "markers", 'claim(id, statement="name"): the claim and registry statement this test asserts'
+    )
+    config.addinivalue_line(
+        "markers",
+        "work_unit: an expensive computation that statement tests read through the store; "
+        "placed so that each xdist worker starts with one",
+    )
     config.pluginmanager.register(WorkUnitsFirst(), "claims-work-units")
     try:
         store = _store_for(config)
@@ -237,7 +301,9 @@ def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None
         raise pytest.UsageError(f"ini claims_false_alarm_budget must be a probability, got {raw!r}") from None
     over = {tier: found["sum"] for tier, found in false_alarm_budget(registry).items() if found["sum"] > budget}
     if over:
-        raise pytest.UsageError(f"registry: the false-alarm probabilities of tier(s) {over} sum past the budget {budget:g} (claims_false_alarm_budget)")
+        raise pytest.UsageError(
+            f"registry: the false-alarm probabilities of tier(s) {over} sum past the budget {budget:g} (claims_false_alarm_budget)"
+        )
 
 
 _ACTIVE: list[State] = []  # a stack: pytester runs an inner session inside a test
@@ -247,6 +313,7 @@ _SIGTERM_BEFORE = pytest.StashKey[Any]()
 def _catch_sigterm(state: State) -> None:
     """A scheduler's SIGTERM (a time limit) ends the session as Ctrl-C does, so both reports are written
     and the claims cut off say `interrupted` (workers too: they finish their reports, not crash)."""
+
     def on_sigterm(signum: int, frame: Any) -> None:
         state.interrupted_by = "SIGTERM"
         raise KeyboardInterrupt("SIGTERM")
@@ -283,7 +350,9 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
     loaded = getattr(sys.modules.get(module), "__file__", None) or "?"
     unknown = sorted(named - set(state.mutants))
     if unknown:
-        raise pytest.UsageError(f"registry names mutants that {module} (loaded from {loaded}) does not define: {unknown}")
+        raise pytest.UsageError(
+            f"registry names mutants that {module} (loaded from {loaded}) does not define: {unknown}"
+        )
     if state.run_mutants:
         broken = []
         for name in sorted(named):
@@ -331,7 +400,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 if other != tiers[0]:
                     item.add_marker(other)
         if statement.expected == "refuted":
-            item.add_marker(pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}"))
+            item.add_marker(
+                pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}")
+            )
     if problems:
         raise pytest.UsageError("claim registry check failed:\n  " + "\n  ".join(problems))
 
@@ -365,7 +436,9 @@ class WorkUnitsFirst:
     """Runs after selection (-m, -k), so the positions are those of the tests that will run."""
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1) if _is_worker(config) else 1
         items[:] = units_first(items, lambda item: item.get_closest_marker("work_unit") is not None, workers)
 
@@ -375,7 +448,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if state is None:
         return
     state.selected = {item.stash[STATEMENT][0].id for item in session.items if STATEMENT in item.stash}
-    state.statement_of = {item.nodeid: (item.stash[STATEMENT][0].id, item.stash[STATEMENT][1].name) for item in session.items if STATEMENT in item.stash}
+    state.statement_of = {
+        item.nodeid: (item.stash[STATEMENT][0].id, item.stash[STATEMENT][1].name)
+        for item in session.items
+        if STATEMENT in item.stash
+    }
     if _is_worker(session.config):
         session.config.workeroutput["claims_exercised"] = {c: sorted(s) for c, s in state.exercised.items()}
         session.config.workeroutput["claims_selected"] = sorted(state.selected)
@@ -515,7 +592,9 @@ def registered_false_alarm() -> float:
     claim, statement = item.stash[STATEMENT]
     tier = declared_tier(item)
     if tier not in statement.false_alarm:
-        raise RegistryError(f"registry: {claim.id}:{statement.name} decides by a confidence level but states no false_alarm for tier {tier!r}")
+        raise RegistryError(
+            f"registry: {claim.id}:{statement.name} decides by a confidence level but states no false_alarm for tier {tier!r}"
+        )
     return statement.false_alarm[tier]
 
 
@@ -627,8 +706,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
 
 def git_commit(root: Path) -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return (head or "unknown") + ("+uncommitted" if dirty else "")
@@ -670,7 +757,6 @@ class Controller:
         self.state = state
         self.config = state.config
 
-
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         if not self.state.interrupted_by:
             self.state.interrupted_by = "SIGINT (KeyboardInterrupt)"
@@ -680,12 +766,17 @@ class Controller:
         if not report.failed:
             return
         lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
-        message = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "collection failed")
+        message = next(
+            (line[1:].strip() for line in reversed(lines) if line.startswith("E ")),
+            lines[-1] if lines else "collection failed",
+        )
         self.state.collection_errors[report.nodeid or "<session>"] = message[:300]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         state = self.state
-        state.durations[report.nodeid] = state.durations.get(report.nodeid, 0.0) + float(getattr(report, "duration", 0.0) or 0.0)
+        state.durations[report.nodeid] = state.durations.get(report.nodeid, 0.0) + float(
+            getattr(report, "duration", 0.0) or 0.0
+        )
         for name, value in report.user_properties:
             if name == RUN_PROPERTY:
                 if report.nodeid not in state.runs or value["outcome"] == ERROR:
@@ -725,7 +816,9 @@ class Controller:
                 cid, name = state.statement_of[test]
                 claim = state.registry.claims[cid]
                 tier = "any" if claim.statements[name].scale_free else tier_of(self.config)
-                state.runs[test] = StatementRun(test=test, claim=cid, statement=name, tier=tier, outcome=CRASHED, reason=line)
+                state.runs[test] = StatementRun(
+                    test=test, claim=cid, statement=name, tier=tier, outcome=CRASHED, reason=line
+                )
             else:
                 for cid in state.scheduled.get(test, ()):
                     inputs[cid].problems.append(f"the process running {test} crashed ({line})")
@@ -745,7 +838,9 @@ class Controller:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state, config = self.state, self.config
-        if not state.interrupted_by and (exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail):
+        if not state.interrupted_by and (
+            exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail
+        ):
             why = session.shouldstop or session.shouldfail
             state.interrupted_by = f"stopped early: {why}" if isinstance(why, str) and why else "interrupted"
         environment = self.environment()
@@ -759,7 +854,9 @@ class Controller:
             "environment": environment,
             "papers": state.registry.papers,
             "claims": summarise(state.registry, self.claim_inputs()),
-            "false_alarm": false_alarm_table(state.registry, tier_of(config), config.getini("claims_false_alarm_budget")),
+            "false_alarm": false_alarm_table(
+                state.registry, tier_of(config), config.getini("claims_false_alarm_budget")
+            ),
             "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(state.reference.items())],
             "collection_errors": [{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
             "runs": [
@@ -803,19 +900,30 @@ class Controller:
             for c in found["claims"]:
                 terminalreporter.write_line(f"{c['key']:>4}  {c['before']} -> {c['after']}  {c['id']}")
             for s in found["statements"]:
-                terminalreporter.write_line(f"      {s['claim']} / {s['statement']}: {s['before']} -> {s['after']}  ({s['test']})")
+                terminalreporter.write_line(
+                    f"      {s['claim']} / {s['statement']}: {s['before']} -> {s['after']}  ({s['test']})"
+                )
         terminalreporter.write_sep("=", "claim verdicts")
         for record in payload["claims"]:
             strength = record.get("power")
             power = f"  [mutants killed {strength['killed']}/{strength['of']}]" if strength else ""
-            terminalreporter.write_line(f"{record['key']:>4}  {record['verdict']:<14} {record['id']}{power}  ({record['reason']})")
+            terminalreporter.write_line(
+                f"{record['key']:>4}  {record['verdict']:<14} {record['id']}{power}  ({record['reason']})"
+            )
         table = payload.get("false_alarm", {})
         if table.get("tiers"):
-            sums = ", ".join(f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements" for tier, found in table["tiers"].items())
-            terminalreporter.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
+            sums = ", ".join(
+                f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements"
+                for tier, found in table["tiers"].items()
+            )
+            terminalreporter.write_line(
+                f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}"
+            )
         hits = sum(1 for events in payload["timings"]["store"].values() for e in events if e["status"] == "from store")
         terminalreporter.write_line(f"result store: {self.state.store.mode}; {hits} results read from it")
-        for note in sorted({e["note"] for events in payload["timings"]["store"].values() for e in events if e.get("note")}):
+        for note in sorted(
+            {e["note"] for events in payload["timings"]["store"].values() for e in events if e.get("note")}
+        ):
             terminalreporter.write_line(f"result store: {note}")
         html = getattr(self.config.option, "htmlpath", None)
         if html:
@@ -830,7 +938,9 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:
-        report.title = f"{self.config.getini('claims_title')}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
+        report.title = (
+            f"{self.config.getini('claims_title')}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
@@ -851,6 +961,11 @@ class Controller:
             cells.insert(3, f'<td class="col-statement_outcome">{props.get(REFERENCE_PROPERTY, "")}</td>')
             return
         expected = self.state.registry.claims[run["claim"]].statements[run["statement"]].expected
-        label = f'{run["outcome"]} (registered: {expected})'
-        cells.insert(2, f'<td class="col-claim">{html_report.esc(run["claim"])} / {html_report.esc(run["statement"])}</td>')
-        cells.insert(3, f'<td class="col-statement_outcome">{html_report.badge(label, html_report.OUTCOME_COLOURS.get(run["outcome"], "#6e7781"))}</td>')
+        label = f"{run['outcome']} (registered: {expected})"
+        cells.insert(
+            2, f'<td class="col-claim">{html_report.esc(run["claim"])} / {html_report.esc(run["statement"])}</td>'
+        )
+        cells.insert(
+            3,
+            f'<td class="col-statement_outcome">{html_report.badge(label, html_report.OUTCOME_COLOURS.get(run["outcome"], "#6e7781"))}</td>',
+        )

@@ -1,4 +1,5 @@
 """The claim registry (TOML, kept as data) and the exception that records a refutation."""
+
 from __future__ import annotations
 
 import math
@@ -10,9 +11,32 @@ from typing import Any, Iterable
 DEFAULT_TIERS = ("smoke", "full", "gpu")
 EXPECTED_STATEMENT = ("holds", "refuted")
 
-CLAIM_FIELDS = {"id", "key", "paper", "where", "text", "provenance", "expected", "tests", "key_numbers", "figure", "statement"}
-STATEMENT_FIELDS = {"name", "text", "expected", "refutes_claim", "required", "decisive_tiers", "scale_free", "mutants", "mutants_waived",
-                    "false_alarm", "false_alarm_basis"}
+CLAIM_FIELDS = {
+    "id",
+    "key",
+    "paper",
+    "where",
+    "text",
+    "provenance",
+    "expected",
+    "tests",
+    "key_numbers",
+    "figure",
+    "statement",
+}
+STATEMENT_FIELDS = {
+    "name",
+    "text",
+    "expected",
+    "refutes_claim",
+    "required",
+    "decisive_tiers",
+    "scale_free",
+    "mutants",
+    "mutants_waived",
+    "false_alarm",
+    "false_alarm_basis",
+}
 # A claim's `expected` is a verdict, or a verdict followed by the reading it depends on ("verified under ...").
 CLAIM_EXPECTED = ("verified", "falsified", "inconclusive", "reduced scale", "not run", "not exercised")
 
@@ -88,14 +112,24 @@ class Registry:
 # The type of every field (a string is not a boolean: `refutes_claim = "false"` would read as true).
 CLAIM_TYPES: dict[str, tuple[type, ...]] = {
     **{name: (str,) for name in ("id", "key", "paper", "where", "text", "provenance", "expected", "tests", "figure")},
-    "key_numbers": (list,), "statement": (list,),
+    "key_numbers": (list,),
+    "statement": (list,),
 }
 STATEMENT_TYPES: dict[str, tuple[type, ...]] = {
     **{name: (str,) for name in ("name", "text", "expected", "false_alarm_basis", "mutants_waived")},
     **{name: (bool,) for name in ("refutes_claim", "required", "scale_free")},
-    "decisive_tiers": (list,), "mutants": (list,), "false_alarm": (int, float, dict),
+    "decisive_tiers": (list,),
+    "mutants": (list,),
+    "false_alarm": (int, float, dict),
 }
-TYPE_NAMES = {str: "a string", bool: "a boolean (true or false, unquoted)", list: "an array", dict: "a table", int: "a number", float: "a number"}
+TYPE_NAMES = {
+    str: "a string",
+    bool: "a boolean (true or false, unquoted)",
+    list: "an array",
+    dict: "a table",
+    int: "a number",
+    float: "a number",
+}
 
 
 def _check_types(record: dict[str, Any], types: dict[str, tuple[type, ...]], where: str) -> None:
@@ -134,7 +168,9 @@ def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> 
             raise RegistryError(f"registry: {where} false_alarm[{tier}] must be a probability in [0, 1), got {value!r}")
         out[tier] = float(value)
     if any(out.values()) and not str(record.get("false_alarm_basis", "")).strip():
-        raise RegistryError(f"registry: {where} states a false_alarm without false_alarm_basis (say how it was obtained)")
+        raise RegistryError(
+            f"registry: {where} states a false_alarm without false_alarm_basis (say how it was obtained)"
+        )
     return out
 
 
@@ -143,11 +179,15 @@ def check_against_project(registry: "Registry", root: Path, min_mutants: int) ->
     `min_mutants` mutants per holds statement (or `mutants_waived` saying why not)."""
     for claim in registry.claims.values():
         if claim.tests and not (root / claim.tests).is_file():
-            raise RegistryError(f"registry: claim {claim.id!r} field 'tests' names {claim.tests!r}, not a file under the rootdir {root}")
+            raise RegistryError(
+                f"registry: claim {claim.id!r} field 'tests' names {claim.tests!r}, not a file under the rootdir {root}"
+            )
         for s in claim.statements.values():
             if s.expected == "holds" and len(s.mutants) < min_mutants and not s.mutants_waived.strip():
-                raise RegistryError(f"registry: statement {claim.id}:{s.name} field 'mutants' lists {len(s.mutants)}, fewer than "
-                                    f"claims_min_mutants = {min_mutants} (add mutants, or say why none can be tried in mutants_waived)")
+                raise RegistryError(
+                    f"registry: statement {claim.id}:{s.name} field 'mutants' lists {len(s.mutants)}, fewer than "
+                    f"claims_min_mutants = {min_mutants} (add mutants, or say why none can be tried in mutants_waived)"
+                )
 
 
 def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
@@ -156,7 +196,13 @@ def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for tier in registry.tiers:
         rows = [
-            {"claim": c.id, "key": c.key, "statement": s.name, "probability": s.false_alarm[tier], "basis": s.false_alarm_basis}
+            {
+                "claim": c.id,
+                "key": c.key,
+                "statement": s.name,
+                "probability": s.false_alarm[tier],
+                "basis": s.false_alarm_basis,
+            }
             for c in registry.claims.values()
             for s in c.statements.values()
             if tier in s.false_alarm
@@ -192,8 +238,10 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
         if cid in claims:
             raise RegistryError(f"registry: duplicate claim id {cid!r}")
         if not any(record["expected"] == v or record["expected"].startswith(v + " ") for v in CLAIM_EXPECTED):
-            raise RegistryError(f"registry: claim {cid!r} field 'expected' must be a verdict of {CLAIM_EXPECTED} "
-                                f"(optionally followed by the reading it depends on), got {record['expected']!r}")
+            raise RegistryError(
+                f"registry: claim {cid!r} field 'expected' must be a verdict of {CLAIM_EXPECTED} "
+                f"(optionally followed by the reading it depends on), got {record['expected']!r}"
+            )
         if record["paper"] not in papers:
             raise RegistryError(f"registry: claim {cid!r} names unknown paper {record['paper']!r}")
         statements: dict[str, Statement] = {}
@@ -213,8 +261,10 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             if not set(decisive) <= set(tiers):
                 raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
             if st["expected"] == "refuted" and "refutes_claim" not in st:
-                raise RegistryError(f"registry: statement {where} is registered refuted and must say refutes_claim = true "
-                                    "(its refutation falsifies the claim as printed) or false (a side finding)")
+                raise RegistryError(
+                    f"registry: statement {where} is registered refuted and must say refutes_claim = true "
+                    "(its refutation falsifies the claim as printed) or false (a side finding)"
+                )
             mutants = tuple(st.get("mutants", ()))
             false_alarm = _false_alarm(st, tiers, where)
             statements[name] = Statement(
@@ -234,7 +284,9 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
         for entry in key_numbers:
             statement, sep, _ = entry.partition(":")
             if not sep or statement.strip() not in statements:
-                raise RegistryError(f"registry: claim {cid!r} key number {entry!r} must read 'statement: evidence name' with a known statement")
+                raise RegistryError(
+                    f"registry: claim {cid!r} key number {entry!r} must read 'statement: evidence name' with a known statement"
+                )
         figure = record.get("figure", "")
         if figure and figure not in statements:
             raise RegistryError(f"registry: claim {cid!r} figure names unknown statement {figure!r}")

@@ -6,6 +6,7 @@ each claim's verdict, power (mutants killed), its key numbers and its main figur
 everything else (statement texts, evidence, figures, mutants, where results came from) folds into
 details elements.
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,7 +28,15 @@ COLOURS = {
     "not exercised": "#afb8c1",
     "broken": "#cf222e",
 }
-OUTCOME_COLOURS = {"held": "#1a7f37", "refuted": "#8250df", "inconclusive": "#0969da", "skipped": "#6e7781", "failed": "#cf222e", "error": "#cf222e", "crashed": "#cf222e"}
+OUTCOME_COLOURS = {
+    "held": "#1a7f37",
+    "refuted": "#8250df",
+    "inconclusive": "#0969da",
+    "skipped": "#6e7781",
+    "failed": "#cf222e",
+    "error": "#cf222e",
+    "crashed": "#cf222e",
+}
 STYLE = """
 <style>
 .claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
@@ -121,7 +130,9 @@ def _ranges_by_tier(values: list[dict[str, Any]]) -> str:
 
 
 def evidence_table(evidence: dict[str, Any]) -> str:
-    names = list(evidence.get("headline", [])) + sorted(k for k in evidence if k != "headline" and k not in evidence.get("headline", []))
+    names = list(evidence.get("headline", [])) + sorted(
+        k for k in evidence if k != "headline" and k not in evidence.get("headline", [])
+    )
     rows = "".join(
         f"<tr><td><code>{esc(k)}</code></td><td>{'<b>' if k in evidence.get('headline', []) else ''}{number(evidence[k], 400)}</td></tr>"
         for k in names
@@ -146,7 +157,11 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
     parts.append(evidence_table(run.get("evidence", {})))
     for figure in run.get("figures", []):
         src = _image(report_dir, figure["path"])
-        parts.append(f"<p>{esc(figure['title'])}<br>" + (f'<img src="{src}" style="max-width:640px">' if src else f"<code>{esc(figure['path'])}</code>") + "</p>")
+        parts.append(
+            f"<p>{esc(figure['title'])}<br>"
+            + (f'<img src="{src}" style="max-width:640px">' if src else f"<code>{esc(figure['path'])}</code>")
+            + "</p>"
+        )
     if run.get("mutants"):
         items = "".join(
             f"<li>{esc(m['mutant'])}: {'killed' if m['killed'] else 'SURVIVED'} ({esc(m['outcome'])}{': ' + esc(m['detail']) if m.get('detail') else ''})</li>"
@@ -158,7 +173,8 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
             f"<li>{esc(e['name'])}: {esc(e['status'])}"
             + (f" at step {e['resumed_from_step']}" if e.get("resumed_from_step") not in (None, -1) else "")
             + f" ({e['seconds']:.2f} s, key {esc(e['key'][:12])})"
-            + (f"<br><b>{esc(e['note'])}</b>" if e.get("note") else "") + "</li>"
+            + (f"<br><b>{esc(e['note'])}</b>" if e.get("note") else "")
+            + "</li>"
             for e in store_events
         )
         parts.append(f"<p><b>results</b></p><ul>{items}</ul>")
@@ -173,10 +189,22 @@ def changes_html(changes: dict[str, Any] | None) -> str:
         return '<div class="changes"><b>Changed since the previous run:</b> nothing.</div>'
     parts = ['<div class="changes"><b>Changed since the previous run</b>']
     if changes["claims"]:
-        parts.append("<ul>" + "".join(f"<li><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code>: {esc(c['before'])} &rarr; <b>{esc(c['after'])}</b></li>" for c in changes["claims"]) + "</ul>")
+        parts.append(
+            "<ul>"
+            + "".join(
+                f"<li><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code>: {esc(c['before'])} &rarr; <b>{esc(c['after'])}</b></li>"
+                for c in changes["claims"]
+            )
+            + "</ul>"
+        )
     if changes["statements"]:
         parts.append(
-            "<ul>" + "".join(f"<li>{esc(s['claim'])} / {esc(s['statement'])}: {esc(s['before'])} &rarr; <b>{esc(s['after'])}</b> <small>{esc(s['test'])}</small></li>" for s in changes["statements"]) + "</ul>"
+            "<ul>"
+            + "".join(
+                f"<li>{esc(s['claim'])} / {esc(s['statement'])}: {esc(s['before'])} &rarr; <b>{esc(s['after'])}</b> <small>{esc(s['test'])}</small></li>"
+                for s in changes["statements"]
+            )
+            + "</ul>"
         )
     parts.append("</div>")
     return "".join(parts)
@@ -185,26 +213,38 @@ def changes_html(changes: dict[str, Any] | None) -> str:
 def _runs_html(payload: dict[str, Any]) -> str:
     runs = payload.get("runs", [])
     rows = "".join(
-        "<tr>" + "".join(f"<td>{esc(run.get(k, ''))}</td>" for k in ("tier", "host", "device", "commit", "date", "store", "source")) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td>{esc(run.get(k, ''))}</td>" for k in ("tier", "host", "device", "commit", "date", "store", "source")
+        )
+        + "</tr>"
         for run in runs
     )
-    return "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th><th>date</th><th>result store</th><th>verdicts</th></tr>" + rows + "</table>"
+    return (
+        "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th><th>date</th><th>result store</th><th>verdicts</th></tr>"
+        + rows
+        + "</table>"
+    )
 
 
 def false_alarm_html(table: dict[str, Any] | None) -> str:
     """Per tier: each statement's registered false-alarm probability, its basis, and the tier's sum."""
     if not table or not table.get("tiers"):
         return ""
-    parts = ["<h2>False-alarm budget</h2><p><small>The probability that a statement ends against the registry although it is "
-             "true (random draws, chaotic trajectories), as registered; the sum is a union bound for the tier's run "
-             f"(budget {table['budget']:g}). Statements not listed have no random ingredient that decides them.</small></p>"]
+    parts = [
+        "<h2>False-alarm budget</h2><p><small>The probability that a statement ends against the registry although it is "
+        "true (random draws, chaotic trajectories), as registered; the sum is a union bound for the tier's run "
+        f"(budget {table['budget']:g}). Statements not listed have no random ingredient that decides them.</small></p>"
+    ]
     for tier, found in table["tiers"].items():
         rows = "".join(
             f"<tr><td>{esc(r['key'])}</td><td><code>{esc(r['statement'])}</code></td><td>{r['probability']:.3g}</td><td><small>{esc(r['basis'])}</small></td></tr>"
             for r in found["statements"]
         )
-        parts.append(f"<details><summary><b>{esc(tier)}</b>: sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
-                     f"<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>{rows}</table></details>")
+        parts.append(
+            f"<details><summary><b>{esc(tier)}</b>: sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
+            f"<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>{rows}</table></details>"
+        )
     return "".join(parts)
 
 
@@ -217,23 +257,38 @@ def replication_html(replication: dict[str, Any] | None) -> str:
     head = "".join(f"<th>seed {esc(s)}</th>" for s in seeds)
     rows = []
     for c in replication["claims"]:
-        cells = "".join(f"<td>{badge(c['verdicts'].get(s, '-'), COLOURS.get(c['verdicts'].get(s, ''), '#afb8c1'))}</td>" for s in seeds)
+        cells = "".join(
+            f"<td>{badge(c['verdicts'].get(s, '-'), COLOURS.get(c['verdicts'].get(s, ''), '#afb8c1'))}</td>"
+            for s in seeds
+        )
         mark = "" if c["replicated"] == c["of"] else ' style="background:#ffebe9"'
-        rows.append(f"<tr{mark}><td><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code></td><td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>")
-    parts = [f"<h2>Replication over {len(seeds)} master seeds</h2>",
-             f"<p>{badge(str(replication['claims_replicated']) + ' of ' + str(len(replication['claims'])) + ' claims replicated on every seed', '#1a7f37' if replication['claims_replicated'] == len(replication['claims']) else '#cf222e')} "
-             f"<small>a claim replicates on k of K seeds when k seeds give its most common verdict; differing claims are listed first</small></p>",
-             f"<table><tr><th>claim</th><th>replicated</th>{head}</tr>{''.join(rows)}</table>"]
+        rows.append(
+            f"<tr{mark}><td><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code></td><td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>"
+        )
+    parts = [
+        f"<h2>Replication over {len(seeds)} master seeds</h2>",
+        f"<p>{badge(str(replication['claims_replicated']) + ' of ' + str(len(replication['claims'])) + ' claims replicated on every seed', '#1a7f37' if replication['claims_replicated'] == len(replication['claims']) else '#cf222e')} "
+        f"<small>a claim replicates on k of K seeds when k seeds give its most common verdict; differing claims are listed first</small></p>",
+        f"<table><tr><th>claim</th><th>replicated</th>{head}</tr>{''.join(rows)}</table>",
+    ]
     differing = [s for s in replication["statements"] if s["replicated"] != s["of"]]
     if differing:
         items = "".join(
             f"<tr><td>{esc(s['claim'])} / <code>{esc(s['statement'])}</code><br><small>{esc(s['test'])}</small></td><td>{s['replicated']} of {s['of']}</td>"
-            + "".join(f"<td>{badge(s['outcomes'].get(x, '-'), OUTCOME_COLOURS.get(s['outcomes'].get(x, ''), '#afb8c1'))}</td>" for x in seeds) + "</tr>"
+            + "".join(
+                f"<td>{badge(s['outcomes'].get(x, '-'), OUTCOME_COLOURS.get(s['outcomes'].get(x, ''), '#afb8c1'))}</td>"
+                for x in seeds
+            )
+            + "</tr>"
             for s in differing
         )
-        parts.append(f"<h3>Statement tests whose outcome differs between seeds</h3><table><tr><th>statement test</th><th>replicated</th>{head}</tr>{items}</table>")
+        parts.append(
+            f"<h3>Statement tests whose outcome differs between seeds</h3><table><tr><th>statement test</th><th>replicated</th>{head}</tr>{items}</table>"
+        )
     else:
-        parts.append(f"<p>Every one of {len(replication['statements'])} statement tests has the same outcome under every seed.</p>")
+        parts.append(
+            f"<p>Every one of {len(replication['statements'])} statement tests has the same outcome under every seed.</p>"
+        )
     return "".join(parts)
 
 
@@ -243,7 +298,12 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         return "<p>No verdicts were computed (the session ended before its finish).</p>"
     store_events = payload.get("timings", {}).get("store", {})
     env = dict(payload.get("environment", {}), tier=payload.get("tier"))
-    parts = [STYLE, '<div class="claims-verdicts">', replication_html(payload.get("replication")), changes_html(payload.get("changes"))]
+    parts = [
+        STYLE,
+        '<div class="claims-verdicts">',
+        replication_html(payload.get("replication")),
+        changes_html(payload.get("changes")),
+    ]
     parts.append("<h2>Run</h2>" + _runs_html(payload))
     parts.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
     counts = {v: sum(r["verdict"] == v for r in payload["claims"]) for v in VERDICTS}
@@ -251,29 +311,46 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
     reference = payload.get("reference_tests", [])
     if reference:
         bad = [r for r in reference if r["outcome"] not in ("held", "skipped")]
-        parts.append(f"<p>{len(reference)} reference tests of the kernels and the harness: {len(reference) - len(bad)} passed or skipped"
-                     + (f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}" if bad else "") + "</p>")
+        parts.append(
+            f"<p>{len(reference)} reference tests of the kernels and the harness: {len(reference) - len(bad)} passed or skipped"
+            + (
+                f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}"
+                if bad
+                else ""
+            )
+            + "</p>"
+        )
     order = {v: i for i, v in enumerate(VERDICTS)}
     parts.append(false_alarm_html(payload.get("false_alarm")))
     for paper, meta in payload["papers"].items():
-        records = sorted((r for r in payload["claims"] if r["paper"] == paper), key=lambda r: (order[r["verdict"]], r["key"]))
+        records = sorted(
+            (r for r in payload["claims"] if r["paper"] == paper), key=lambda r: (order[r["verdict"]], r["key"])
+        )
         if not records:
             continue
         parts.append(f"<h2>{esc(meta['title'])}</h2><p><small>source: {esc(meta.get('source', ''))}</small></p>")
-        parts.append('<table><tr><th style="width:27%">claim</th><th style="width:23%">verdict</th><th style="width:9%">power</th>'
-                     '<th style="width:29%">key numbers</th><th style="width:12%">figure</th></tr>')
+        parts.append(
+            '<table><tr><th style="width:27%">claim</th><th style="width:23%">verdict</th><th style="width:9%">power</th>'
+            '<th style="width:29%">key numbers</th><th style="width:12%">figure</th></tr>'
+        )
         for r in records:
             thumb = ""
             if r.get("figure"):
                 src = _image(report_dir, r["figure"]["path"])
                 thumb = f'<img class="thumb" src="{src}" title="{esc(r["figure"]["title"])}">' if src else ""
-            details = [f"<details><summary><small>claim text, provenance and {len(r['statements'])} statement runs</small></summary>",
-                       f"<p><i>{esc(r['statement'])}</i></p>"]
+            details = [
+                f"<details><summary><small>claim text, provenance and {len(r['statements'])} statement runs</small></summary>",
+                f"<p><i>{esc(r['statement'])}</i></p>",
+            ]
             if r.get("provenance"):
                 details.append(f"<p><small><b>provenance:</b> {esc(r['provenance'])}</small></p>")
             if r["statements_without_tests"] and r["verdict"] != "not exercised":
-                details.append(f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>")
-            details.extend(_statement_details(run, report_dir, store_events.get(run["test"], [])) for run in r["statements"])
+                details.append(
+                    f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>"
+                )
+            details.extend(
+                _statement_details(run, report_dir, store_events.get(run["test"], [])) for run in r["statements"]
+            )
             details.append("</details>")
             parts.append(
                 "<tr>"

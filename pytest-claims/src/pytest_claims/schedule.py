@@ -10,6 +10,7 @@ longest test), the efficiency total / (N x wall), and the tests that bound the w
 waited on a store lock for a result another test computed counts with its waiting time: the
 prediction is for the work as it was placed in that run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,9 @@ def durations_of(path: Path) -> dict[str, float]:
     if isinstance(data, dict) and isinstance(data.get("timings"), dict):
         found = data["timings"].get("tests")
         if not isinstance(found, dict) or not found:
-            raise ScheduleError(f"{path}: a verdicts.json without timings.tests (written by pytest-claims before schema 4?)")
+            raise ScheduleError(
+                f"{path}: a verdicts.json without timings.tests (written by pytest-claims before schema 4?)"
+            )
         data = found
     if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
         raise ScheduleError(f"{path}: neither a verdicts.json nor a {{test: seconds}} durations file")
@@ -52,9 +55,13 @@ def longest_first(durations: dict[str, float], workers: int) -> dict[str, Any]:
     wall = per_worker[0][0]
     longest = max(durations.values(), default=0.0)
     return {
-        "workers": workers, "total": total, "wall": wall, "ideal": max(total / workers, longest),
+        "workers": workers,
+        "total": total,
+        "wall": wall,
+        "ideal": max(total / workers, longest),
         "efficiency": total / (workers * wall) if wall > 0 else 1.0,
-        "bounding": assigned[per_worker[0][1]][:3], "loads": [load for load, _ in per_worker],
+        "bounding": assigned[per_worker[0][1]][:3],
+        "loads": [load for load, _ in per_worker],
     }
 
 
@@ -62,10 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_claims.schedule", description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a verdicts.json or a .test_durations file")
     parser.add_argument("-n", type=int, nargs="+", default=[2, 8, 16, 64], help="worker counts (default 2 8 16 64)")
-    parser.add_argument("--splits", type=int, nargs="*", default=[], help="pytest-split group counts: the spread of the groups' sums")
+    parser.add_argument(
+        "--splits", type=int, nargs="*", default=[], help="pytest-split group counts: the spread of the groups' sums"
+    )
     parser.add_argument("--top", type=int, default=5, help="show the N longest tests")
-    parser.add_argument("--write-durations", type=Path, metavar="PATH",
-                        help="also write the durations as a pytest-split file (merged into PATH's entries if it exists)")
+    parser.add_argument(
+        "--write-durations",
+        type=Path,
+        metavar="PATH",
+        help="also write the durations as a pytest-split file (merged into PATH's entries if it exists)",
+    )
     args = parser.parse_args(argv)
     try:
         durations = durations_of(args.run)
@@ -87,12 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'workers':>8} {'wall s':>9} {'ideal s':>9} {'efficiency':>10}  bounded by")
     for n in args.n:
         found = longest_first(durations, n)
-        print(f"{n:>8} {found['wall']:>9.0f} {found['ideal']:>9.0f} {found['efficiency']:>9.0%}  {', '.join(found['bounding'])}")
+        print(
+            f"{n:>8} {found['wall']:>9.0f} {found['ideal']:>9.0f} {found['efficiency']:>9.0%}  {', '.join(found['bounding'])}"
+        )
     for n in args.splits:
         found = longest_first(durations, n)  # pytest-split's least_duration algorithm is this assignment
         loads = found["loads"]
-        print(f"--splits {n} (least_duration): group sums {', '.join(f'{x:.0f}' for x in loads)} s; "
-              f"largest / smallest {loads[0] / max(loads[-1], 1e-9):.2f}")
+        print(
+            f"--splits {n} (least_duration): group sums {', '.join(f'{x:.0f}' for x in loads)} s; "
+            f"largest / smallest {loads[0] / max(loads[-1], 1e-9):.2f}"
+        )
     return 0
 
 

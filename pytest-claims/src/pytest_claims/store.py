@@ -17,6 +17,7 @@ disk.
 
 Helper modules that tests call reach the session's store with `current_store()`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -142,7 +143,9 @@ class StoreUnusable(Exception):
 def _writable_directory(root: Path) -> bool:
     """Whether the store can write under `root` (creating it); StoreUnusable if it is not a directory."""
     if root.exists() and not root.is_dir():
-        raise StoreUnusable(f"the result store path {root} is not a directory (--store-dir or the ini key claims_store_dir)")
+        raise StoreUnusable(
+            f"the result store path {root} is not a directory (--store-dir or the ini key claims_store_dir)"
+        )
     try:
         root.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=root, prefix=".probe.")
@@ -175,7 +178,13 @@ class ResultStore:
         return f"on ({self.root})"
 
     def _header(self, name: str, key: Mapping[str, Any], code_digest: str) -> dict[str, Any]:
-        return {"format": FORMAT, "name": name, "key": _canonical(key), "code": code_digest, "namespace": self.namespace}
+        return {
+            "format": FORMAT,
+            "name": name,
+            "key": _canonical(key),
+            "code": code_digest,
+            "namespace": self.namespace,
+        }
 
     def key_of(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> str:
         return _digest(self._header(name, key, code_hash(code)))
@@ -236,7 +245,9 @@ class ResultStore:
             if note is not None:
                 checkpoint = Checkpoint(state, every, header)
                 value = compute(checkpoint)
-                _atomic_write(result, codec.dumps({**header, "seconds": round(time.perf_counter() - started, 3)}, value))
+                _atomic_write(
+                    result, codec.dumps({**header, "seconds": round(time.perf_counter() - started, 3)}, value)
+                )
                 state.unlink(missing_ok=True)
                 resumed = checkpoint.resumed_from_step
                 status = RESUMED if resumed is not None else COMPUTED
@@ -256,8 +267,11 @@ class ResultStore:
             stored, value = codec.loads(path.read_bytes())
             stored.pop("seconds", None)
             if stored != header:
-                raise codec.EntryInvalid(f"is the entry of another key ({stored.get('name')!r}, {str(stored.get('key'))[:120]})"
-                                         if isinstance(stored, dict) else "has no key")
+                raise codec.EntryInvalid(
+                    f"is the entry of another key ({stored.get('name')!r}, {str(stored.get('key'))[:120]})"
+                    if isinstance(stored, dict)
+                    else "has no key"
+                )
         except codec.EntryInvalid as error:
             return None, f"store entry {path} {error}: recomputed"
         except OSError as error:
@@ -272,7 +286,9 @@ class ResultStore:
                 return True
         return not code
 
-    def _record(self, name: str, digest: str, status: str, started: float, resumed: int | None = None, note: str = "") -> None:
+    def _record(
+        self, name: str, digest: str, status: str, started: float, resumed: int | None = None, note: str = ""
+    ) -> None:
         event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed, note)
         self._events.append((self.current_test, event))
 

@@ -3,6 +3,7 @@
 The plugin (one run) and the merge command (several runs) both build claim records with `summarise`,
 so a merged verdict is computed by exactly the rules of a single run.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
@@ -10,16 +11,30 @@ from typing import Any, Iterable
 
 from pytest_claims.registry import Claim, Registry, Statement
 
-SCHEMA_VERSION = 4  # 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
+SCHEMA_VERSION = (
+    4  # 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
+)
 
 # Statement outcomes.
 HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"
-INCONCLUSIVE = "inconclusive"  # a statistical statement whose interval straddles its threshold: neither shown nor refuted
+INCONCLUSIVE = (
+    "inconclusive"  # a statistical statement whose interval straddles its threshold: neither shown nor refuted
+)
 CRASHED = "crashed"  # the process running the test died (an xdist worker crash): contradicts any registered outcome
 DECIDED = (HELD, REFUTED)
 UNDECIDED = (SKIPPED, INCONCLUSIVE)  # outcomes that neither agree with the registry nor contradict it
 # Claim verdicts, most severe first (the report's sort order).
-VERDICTS = ("broken", "falsified", "interrupted", "inconclusive", "reduced scale", "verified", "not run", "not selected", "not exercised")
+VERDICTS = (
+    "broken",
+    "falsified",
+    "interrupted",
+    "inconclusive",
+    "reduced scale",
+    "verified",
+    "not run",
+    "not selected",
+    "not exercised",
+)
 # Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
 RUN_KEYS = ("runs", "timings", "changes")
 
@@ -82,10 +97,14 @@ def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
     per_statement: dict[str, dict[str, Any]] = {}
     for run in runs:
         for result in run.mutants:
-            entry = per_statement.setdefault(run.statement, {"killed": set(), "tried": set(), "survivors": set(), "not_tried": set()})
+            entry = per_statement.setdefault(
+                run.statement, {"killed": set(), "tried": set(), "survivors": set(), "not_tried": set()}
+            )
             # Inconclusive under a mutant is a kill when the real run was decided as registered (the
             # statement no longer holds, or no longer stays refuted); beside an undecided real run it tells nothing.
-            undecided = result["outcome"] == INCONCLUSIVE and not as_registered(run.outcome, claim.statements[run.statement])
+            undecided = result["outcome"] == INCONCLUSIVE and not as_registered(
+                run.outcome, claim.statements[run.statement]
+            )
             if result["outcome"] in (SKIPPED, "not applicable") or undecided:
                 entry["not_tried"].add(result["mutant"])
                 continue
@@ -120,13 +139,19 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
         return "broken", "; ".join(inputs.problems)
     if not inputs.exercised and not inputs.has_tests:
         return "not exercised", "no test in the suite names this claim"
-    broken = [r for r in runs if r.outcome not in UNDECIDED and not as_registered(r.outcome, claim.statements[r.statement])]
+    broken = [
+        r for r in runs if r.outcome not in UNDECIDED and not as_registered(r.outcome, claim.statements[r.statement])
+    ]
     if broken:
-        names = ", ".join(sorted({f"{r.statement} ({r.outcome}{': ' + r.test if r.outcome == CRASHED else ''})" for r in broken}))
+        names = ", ".join(
+            sorted({f"{r.statement} ({r.outcome}{': ' + r.test if r.outcome == CRASHED else ''})" for r in broken})
+        )
         return "broken", f"outcome contradicts the registry: {names}"
     strength = power(claim, runs)
     if strength and strength["survivors"]:
-        return "broken", "mutants survived (the statement cannot tell them from the kernel): " + ", ".join(strength["survivors"])
+        return "broken", "mutants survived (the statement cannot tell them from the kernel): " + ", ".join(
+            strength["survivors"]
+        )
     if not runs:
         if inputs.not_reached:
             return "interrupted", _not_reached(inputs)
@@ -138,12 +163,15 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     if not ran and not undecided:
         reasons = sorted({r.reason for r in runs if r.reason})
         return "not run", "; ".join(reasons) if reasons else "every test skipped"
+
     def decisive(run: StatementRun) -> bool:
         return run.tier in claim.statements[run.statement].decisive_tiers or run.tier == "any"
 
     printed = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
     if any(r.statement in printed and decisive(r) for r in ran):
-        return "falsified", "refuted as printed: " + ", ".join(s for s in printed if any(r.statement == s and decisive(r) for r in ran))
+        return "falsified", "refuted as printed: " + ", ".join(
+            s for s in printed if any(r.statement == s and decisive(r) for r in ran)
+        )
     if inputs.not_reached:
         return "interrupted", _not_reached(inputs)
     # A required statement decided at a decisive scale in some run but inconclusive in another (one of
@@ -151,14 +179,19 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     inconclusive = sorted({r.statement for r in undecided if decisive(r) and claim.statements[r.statement].required})
     if inconclusive:
         reasons = "; ".join(sorted({r.reason for r in undecided if r.statement in inconclusive and r.reason}))[:600]
-        return "inconclusive", f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({reasons})"
+        return (
+            "inconclusive",
+            f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({reasons})",
+        )
     missing, skipped = [], []
     for name, statement in claim.statements.items():
         if not statement.required:
             continue
         if not any(r.statement == name and decisive(r) for r in ran):
             missing.append(name)
-            if not any(r.statement == name for r in ran + undecided) and any(r.statement == name and r.outcome == SKIPPED for r in runs):
+            if not any(r.statement == name for r in ran + undecided) and any(
+                r.statement == name and r.outcome == SKIPPED for r in runs
+            ):
                 skipped.append(name)
     if skipped:  # a required statement was selected and skipped at every scale: undecided, say why
         reasons = sorted({r.reason for r in runs if r.statement in skipped and r.reason})
@@ -244,8 +277,12 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                         "tier": r.tier,
                         "expected": claim.statements[r.statement].expected,
                         "outcome": r.outcome,
-                        "as_registered": as_registered(r.outcome, claim.statements[r.statement]) if r.outcome not in UNDECIDED else None,
-                        "false_alarm": claim.statements[r.statement].false_alarm_at(r.tier) if r.tier != "any" else max(claim.statements[r.statement].false_alarm.values(), default=0.0),
+                        "as_registered": as_registered(r.outcome, claim.statements[r.statement])
+                        if r.outcome not in UNDECIDED
+                        else None,
+                        "false_alarm": claim.statements[r.statement].false_alarm_at(r.tier)
+                        if r.tier != "any"
+                        else max(claim.statements[r.statement].false_alarm.values(), default=0.0),
                         "reason": r.reason,
                         "evidence": r.evidence,
                         "figures": r.figures,
@@ -275,10 +312,24 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
             claims.append({"id": record["id"], "key": record["key"], "before": "absent", "after": record["verdict"]})
             continue
         if record["verdict"] != old["verdict"] and "not selected" not in (record["verdict"], old["verdict"]):
-            claims.append({"id": record["id"], "key": record["key"], "before": old["verdict"], "after": record["verdict"]})
+            claims.append(
+                {"id": record["id"], "key": record["key"], "before": old["verdict"], "after": record["verdict"]}
+            )
         old_outcomes = {s["test"]: s["outcome"] for s in old.get("statements", [])}
         for s in record["statements"]:
             was = old_outcomes.get(s["test"])
             if was is not None and was != s["outcome"]:
-                statements.append({"test": s["test"], "claim": record["key"], "statement": s.get("statement"), "before": was, "after": s["outcome"]})
-    return {"previous": previous.get("runs", [{}])[0].get("date", "") if previous.get("runs") else "", "claims": claims, "statements": statements}
+                statements.append(
+                    {
+                        "test": s["test"],
+                        "claim": record["key"],
+                        "statement": s.get("statement"),
+                        "before": was,
+                        "after": s["outcome"],
+                    }
+                )
+    return {
+        "previous": previous.get("runs", [{}])[0].get("date", "") if previous.get("runs") else "",
+        "claims": claims,
+        "statements": statements,
+    }

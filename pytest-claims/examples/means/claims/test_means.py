@@ -1,4 +1,5 @@
 """M1 (AM-GM, holds) and M2 (the printed HM >= GM, refuted): one test per statement."""
+
 import math
 import random
 
@@ -25,7 +26,10 @@ def test_geometric_mean_at_most_arithmetic(evidence, seed):
     allowed = [4 * EPS * (1 + abs(math.log(k.arithmetic_mean(x)))) for x in vectors]
     bad = [i for i, (g, a) in enumerate(zip(gaps, allowed)) if g < -a]
     evidence.headline(instances=len(vectors), smallest_relative_gap=min(gaps))
-    statement_holds(not bad, f"GM > AM beyond rounding on {len(bad)} of {len(vectors)} vectors, first {vectors[bad[0]][:4] if bad else ''}")
+    statement_holds(
+        not bad,
+        f"GM > AM beyond rounding on {len(bad)} of {len(vectors)} vectors, first {vectors[bad[0]][:4] if bad else ''}",
+    )
 
 
 @pytest.mark.smoke
@@ -34,6 +38,14 @@ def test_harmonic_mean_at_least_geometric(evidence, seed):
     pinned = [1.0, 4.0]  # HM 1.6, GM 2
     vectors = [pinned] + positive_vectors(seed, 200)
     below = [x for x in vectors if k.harmonic_mean(x) < k.geometric_mean(x) * (1 - 1e-12)]
-    evidence.headline(vectors=len(vectors), violations=len(below), pinned_hm=k.harmonic_mean(pinned), pinned_gm=k.geometric_mean(pinned))
-    statement_holds(not below, f"HM < GM on {len(below)} of {len(vectors)} vectors, e.g. x = {pinned}: "
-                               f"HM {k.harmonic_mean(pinned):g} < GM {k.geometric_mean(pinned):g}")
+    evidence.headline(
+        vectors=len(vectors),
+        violations=len(below),
+        pinned_hm=k.harmonic_mean(pinned),
+        pinned_gm=k.geometric_mean(pinned),
+    )
+    statement_holds(
+        not below,
+        f"HM < GM on {len(below)} of {len(vectors)} vectors, e.g. x = {pinned}: "
+        f"HM {k.harmonic_mean(pinned):g} < GM {k.geometric_mean(pinned):g}",
+    )
