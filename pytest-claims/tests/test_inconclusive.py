@@ -65,7 +65,8 @@ HEADS = {heads}
 MUTANTS = """
 from pytest_claims.mutants import Mutant
 
-MUTANTS = [Mutant("fair-coin", "coin:heads", "(HEADS * trials) // 100", "(61 * trials) // 100", "a coin close to the threshold")]
+MUTANTS = [Mutant("fair-coin", "coin:heads", "(HEADS * trials) // 100", "(61 * trials) // 100", \
+"a coin close to the threshold")]
 """
 
 TESTS = """

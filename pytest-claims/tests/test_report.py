@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_claims.report import INLINE_VALUES, _key_numbers
+from pytest_claims.report import INLINE_VALUES, _key_numbers, evidence_table
 
 
 def _entry(values: list[tuple[str, str, object]]) -> dict:
@@ -37,3 +37,12 @@ def test_equal_and_non_numeric_values():
     )
     assert f"<b>0</b> (all) [full, {INLINE_VALUES + 1} runs]" in html
     assert "<b>b</b>, ... [gpu, 2 runs]" in html
+
+
+@pytest.mark.smoke
+def test_headline_evidence_is_bold_and_closed():
+    """Headline numbers first and in bold; the bold tag closed in its cell (it was left open, so the rest
+    of the table turned bold)."""
+    html = evidence_table({"headline": ["a"], "b": 2, "a": 1.5})
+    assert html.index("<code>a</code>") < html.index("<code>b</code>")
+    assert "<td><b>1.5</b></td>" in html and "<td>2</td>" in html and html.count("<b>") == html.count("</b>") == 1

@@ -57,7 +57,8 @@ def statement_allclose(
     if bad:
         command = reproduce_command(found[1]) if found is not None else "(outside a pytest run)"
         raise ClaimRefuted(
-            f"{what}: {bad} of {a.size} outside atol={atol:g} + rtol={rtol:g} |desired|; worst at {summary['worst_at']}: "
+            f"{what}: {bad} of {a.size} outside atol={atol:g} + rtol={rtol:g} |desired|; "
+            f"worst at {summary['worst_at']}: "
             f"actual {summary['actual']!r}, desired {summary['desired']!r} (abs error {float(error[worst]):.3g}); "
             f"reproduce: {command}"
         )

@@ -149,7 +149,10 @@ def decide_interval(
     if needed is not None:
         found["needed_to_decide"] = needed
     _record(what, found)
-    interval = f"[{lower:.4g}, {upper:.4g}] (one-sided bounds: shown at {found['held_confidence']:.6g}, refuted at {1 - alpha:.6g})"
+    interval = (
+        f"[{lower:.4g}, {upper:.4g}] "
+        f"(one-sided bounds: shown at {found['held_confidence']:.6g}, refuted at {1 - alpha:.6g})"
+    )
     if refuted:
         raise ClaimRefuted(
             f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}"
@@ -220,10 +223,12 @@ def decide_test(
     _record(what, found)
     if refuted:
         raise ClaimRefuted(
-            f"{what}: the opposite effect is significant (p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
+            f"{what}: the opposite effect is significant "
+            f"(p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
         )
     if not held:
         statement_inconclusive(
-            f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant"
+            f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) "
+            f"nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant"
         )
     return found

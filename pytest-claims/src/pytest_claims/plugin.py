@@ -192,7 +192,8 @@ def _store_for(config: pytest.Config) -> ResultStore:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """A bad --html path in one line, before pytest-html's own configure (which would fail with a traceback on a bad path)."""
+    """A bad --html path in one line, before pytest-html's own configure (which would fail with a traceback on a bad
+    path)."""
     html = getattr(config.option, "htmlpath", None)
     if html and config.getini("claims_registry") and not _is_worker(config):
         try:
@@ -220,7 +221,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if asked:  # pytest took an option's value for a test path and found no ini file beside it
             raise pytest.UsageError(
                 f"{', '.join(asked)} given but no claims_registry in an ini file (rootdir {config.rootpath}, "
-                f"inifile {config.inipath}); write path options as --option=PATH, so pytest does not take PATH for the rootdir"
+                f"inifile {config.inipath}); write path options as --option=PATH, "
+                "so pytest does not take PATH for the rootdir"
             )
         return
     tiers = tuple(config.getini("claims_tiers"))
@@ -299,10 +301,17 @@ def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None
         budget = float(raw)
     except ValueError:
         raise pytest.UsageError(f"ini claims_false_alarm_budget must be a probability, got {raw!r}") from None
-    over = {tier: found["sum"] for tier, found in false_alarm_budget(registry).items() if found["sum"] > budget}
+    table = false_alarm_budget(registry)
+    over = {tier: found for tier, found in table.items() if found["sum"] > budget}
     if over:
+        tier, found = next(iter(over.items()))
+        largest = sorted(found["statements"], key=lambda r: -r["probability"])[:3]
+        named = ", ".join(f"{r['claim']}:{r['statement']} {r['probability']:g}" for r in largest)
+        sums = ", ".join(f"{t} ({f['sum']:g})" for t, f in over.items())
         raise pytest.UsageError(
-            f"registry: the false-alarm probabilities of tier(s) {over} sum past the budget {budget:g} (claims_false_alarm_budget)"
+            f"registry: the false-alarm probabilities of tier(s) {sums} "
+            f"sum past the budget {budget:g} (ini claims_false_alarm_budget); largest in {tier}: {named} "
+            "(a single false_alarm number counts in every tier the statement runs in)"
         )
 
 
@@ -350,8 +359,14 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
     loaded = getattr(sys.modules.get(module), "__file__", None) or "?"
     unknown = sorted(named - set(state.mutants))
     if unknown:
+        where = sorted(
+            f"{c.id}:{s.name} ({', '.join(m for m in s.mutants if m in unknown)})"
+            for c in state.registry.claims.values()
+            for s in c.statements.values()
+            if set(s.mutants) & set(unknown)
+        )
         raise pytest.UsageError(
-            f"registry names mutants that {module} (loaded from {loaded}) does not define: {unknown}"
+            f"registry names mutants that {module} (loaded from {loaded}) does not define: {'; '.join(where)}"
         )
     if state.run_mutants:
         broken = []
@@ -593,7 +608,8 @@ def registered_false_alarm() -> float:
     tier = declared_tier(item)
     if tier not in statement.false_alarm:
         raise RegistryError(
-            f"registry: {claim.id}:{statement.name} decides by a confidence level but states no false_alarm for tier {tier!r}"
+            f"registry: {claim.id}:{statement.name} decides by a confidence level "
+            f"but states no false_alarm for tier {tier!r}"
         )
     return statement.false_alarm[tier]
 
@@ -907,6 +923,9 @@ class Controller:
         for record in payload["claims"]:
             strength = record.get("power")
             power = f"  [mutants killed {strength['killed']}/{strength['of']}]" if strength else ""
+            expected = str(record.get("expected", ""))
+            if expected and not (expected == record["verdict"] or expected.startswith(record["verdict"] + " ")):
+                power += f"  [registered expected: {expected}]"
             terminalreporter.write_line(
                 f"{record['key']:>4}  {record['verdict']:<14} {record['id']}{power}  ({record['reason']})"
             )
@@ -967,5 +986,6 @@ class Controller:
         )
         cells.insert(
             3,
-            f'<td class="col-statement_outcome">{html_report.badge(label, html_report.OUTCOME_COLOURS.get(run["outcome"], "#6e7781"))}</td>',
+            f'<td class="col-statement_outcome">'
+            f"{html_report.badge(label, html_report.OUTCOME_COLOURS.get(run['outcome'], '#6e7781'))}</td>",
         )

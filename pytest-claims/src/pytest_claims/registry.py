@@ -285,7 +285,8 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             statement, sep, _ = entry.partition(":")
             if not sep or statement.strip() not in statements:
                 raise RegistryError(
-                    f"registry: claim {cid!r} key number {entry!r} must read 'statement: evidence name' with a known statement"
+                    f"registry: claim {cid!r} key number {entry!r} "
+                    "must read 'statement: evidence name' with a known statement"
                 )
         figure = record.get("figure", "")
         if figure and figure not in statements:

@@ -129,12 +129,17 @@ def _ranges_by_tier(values: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+def _bold(text: str, bold: bool) -> str:
+    return f"<b>{text}</b>" if bold else text
+
+
 def evidence_table(evidence: dict[str, Any]) -> str:
     names = list(evidence.get("headline", [])) + sorted(
         k for k in evidence if k != "headline" and k not in evidence.get("headline", [])
     )
+    headline = set(evidence.get("headline", []))
     rows = "".join(
-        f"<tr><td><code>{esc(k)}</code></td><td>{'<b>' if k in evidence.get('headline', []) else ''}{number(evidence[k], 400)}</td></tr>"
+        f"<tr><td><code>{esc(k)}</code></td><td>{_bold(number(evidence[k], 400), k in headline)}</td></tr>"
         for k in names
         if k in evidence
     )
@@ -146,7 +151,10 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
     label = f"{outcome} (registered: {run['expected']})"
     parts = [
         "<details><summary>",
-        f"<code>{esc(run['statement'])}</code> [{esc(run['tier'])}] {badge(label, OUTCOME_COLOURS.get(outcome, '#6e7781'))} ",
+        (
+            f"<code>{esc(run['statement'])}</code> [{esc(run['tier'])}] "
+            f"{badge(label, OUTCOME_COLOURS.get(outcome, '#6e7781'))} "
+        ),
         f"<small>{esc(run['test'])}</small></summary>",
         f"<p><i>{esc(run['text'])}</i></p>",
     ]
@@ -164,7 +172,8 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
         )
     if run.get("mutants"):
         items = "".join(
-            f"<li>{esc(m['mutant'])}: {'killed' if m['killed'] else 'SURVIVED'} ({esc(m['outcome'])}{': ' + esc(m['detail']) if m.get('detail') else ''})</li>"
+            f"<li>{esc(m['mutant'])}: {'killed' if m['killed'] else 'SURVIVED'} "
+            f"({esc(m['outcome'])}{': ' + esc(m['detail']) if m.get('detail') else ''})</li>"
             for m in run["mutants"]
         )
         parts.append(f"<p><b>mutants</b></p><ul>{items}</ul>")
@@ -192,7 +201,8 @@ def changes_html(changes: dict[str, Any] | None) -> str:
         parts.append(
             "<ul>"
             + "".join(
-                f"<li><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code>: {esc(c['before'])} &rarr; <b>{esc(c['after'])}</b></li>"
+                f"<li><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code>: "
+                f"{esc(c['before'])} &rarr; <b>{esc(c['after'])}</b></li>"
                 for c in changes["claims"]
             )
             + "</ul>"
@@ -201,7 +211,8 @@ def changes_html(changes: dict[str, Any] | None) -> str:
         parts.append(
             "<ul>"
             + "".join(
-                f"<li>{esc(s['claim'])} / {esc(s['statement'])}: {esc(s['before'])} &rarr; <b>{esc(s['after'])}</b> <small>{esc(s['test'])}</small></li>"
+                f"<li>{esc(s['claim'])} / {esc(s['statement'])}: "
+                f"{esc(s['before'])} &rarr; <b>{esc(s['after'])}</b> <small>{esc(s['test'])}</small></li>"
                 for s in changes["statements"]
             )
             + "</ul>"
@@ -221,9 +232,8 @@ def _runs_html(payload: dict[str, Any]) -> str:
         for run in runs
     )
     return (
-        "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th><th>date</th><th>result store</th><th>verdicts</th></tr>"
-        + rows
-        + "</table>"
+        "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th>"
+        "<th>date</th><th>result store</th><th>verdicts</th></tr>" + rows + "</table>"
     )
 
 
@@ -232,8 +242,8 @@ def false_alarm_html(table: dict[str, Any] | None) -> str:
     if not table or not table.get("tiers"):
         return ""
     parts = [
-        "<h2>False-alarm budget</h2><p><small>The probability that a statement ends against the registry although it is "
-        "true (random draws, chaotic trajectories), as registered; the sum is a union bound for the tier's run "
+        "<h2>False-alarm budget</h2><p><small>The probability that a statement ends against the registry although it "
+        "is true (random draws, chaotic trajectories), as registered; the sum is a union bound for the tier's run "
         f"(budget {table['budget']:g}). Statements not listed have no random ingredient that decides them.</small></p>"
     ]
     for tier, found in table["tiers"].items():
@@ -242,8 +252,10 @@ def false_alarm_html(table: dict[str, Any] | None) -> str:
             for r in found["statements"]
         )
         parts.append(
-            f"<details><summary><b>{esc(tier)}</b>: sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
-            f"<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>{rows}</table></details>"
+            f"<details><summary><b>{esc(tier)}</b>: "
+            f"sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
+            "<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>"
+            f"{rows}</table></details>"
         )
     return "".join(parts)
 
@@ -263,18 +275,24 @@ def replication_html(replication: dict[str, Any] | None) -> str:
         )
         mark = "" if c["replicated"] == c["of"] else ' style="background:#ffebe9"'
         rows.append(
-            f"<tr{mark}><td><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code></td><td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>"
+            f"<tr{mark}><td><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code></td>"
+            f"<td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>"
         )
+    replicated, claim_count = replication["claims_replicated"], len(replication["claims"])
+    replicated_label = str(replicated) + " of " + str(claim_count) + " claims replicated on every seed"
+    replicated_colour = "#1a7f37" if replicated == claim_count else "#cf222e"
     parts = [
         f"<h2>Replication over {len(seeds)} master seeds</h2>",
-        f"<p>{badge(str(replication['claims_replicated']) + ' of ' + str(len(replication['claims'])) + ' claims replicated on every seed', '#1a7f37' if replication['claims_replicated'] == len(replication['claims']) else '#cf222e')} "
-        f"<small>a claim replicates on k of K seeds when k seeds give its most common verdict; differing claims are listed first</small></p>",
+        f"<p>{badge(replicated_label, replicated_colour)} "
+        "<small>a claim replicates on k of K seeds when k seeds give its most common verdict; "
+        "differing claims are listed first</small></p>",
         f"<table><tr><th>claim</th><th>replicated</th>{head}</tr>{''.join(rows)}</table>",
     ]
     differing = [s for s in replication["statements"] if s["replicated"] != s["of"]]
     if differing:
         items = "".join(
-            f"<tr><td>{esc(s['claim'])} / <code>{esc(s['statement'])}</code><br><small>{esc(s['test'])}</small></td><td>{s['replicated']} of {s['of']}</td>"
+            f"<tr><td>{esc(s['claim'])} / <code>{esc(s['statement'])}</code><br><small>{esc(s['test'])}</small></td>"
+            f"<td>{s['replicated']} of {s['of']}</td>"
             + "".join(
                 f"<td>{badge(s['outcomes'].get(x, '-'), OUTCOME_COLOURS.get(s['outcomes'].get(x, ''), '#afb8c1'))}</td>"
                 for x in seeds
@@ -283,11 +301,13 @@ def replication_html(replication: dict[str, Any] | None) -> str:
             for s in differing
         )
         parts.append(
-            f"<h3>Statement tests whose outcome differs between seeds</h3><table><tr><th>statement test</th><th>replicated</th>{head}</tr>{items}</table>"
+            "<h3>Statement tests whose outcome differs between seeds</h3>"
+            f"<table><tr><th>statement test</th><th>replicated</th>{head}</tr>{items}</table>"
         )
     else:
         parts.append(
-            f"<p>Every one of {len(replication['statements'])} statement tests has the same outcome under every seed.</p>"
+            f"<p>Every one of {len(replication['statements'])} statement tests "
+            "has the same outcome under every seed.</p>"
         )
     return "".join(parts)
 
@@ -312,7 +332,8 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
     if reference:
         bad = [r for r in reference if r["outcome"] not in ("held", "skipped")]
         parts.append(
-            f"<p>{len(reference)} reference tests of the kernels and the harness: {len(reference) - len(bad)} passed or skipped"
+            f"<p>{len(reference)} reference tests of the kernels and the harness: "
+            f"{len(reference) - len(bad)} passed or skipped"
             + (
                 f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}"
                 if bad
@@ -330,8 +351,9 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
             continue
         parts.append(f"<h2>{esc(meta['title'])}</h2><p><small>source: {esc(meta.get('source', ''))}</small></p>")
         parts.append(
-            '<table><tr><th style="width:27%">claim</th><th style="width:23%">verdict</th><th style="width:9%">power</th>'
-            '<th style="width:29%">key numbers</th><th style="width:12%">figure</th></tr>'
+            '<table><tr><th style="width:27%">claim</th><th style="width:23%">verdict</th>'
+            '<th style="width:9%">power</th><th style="width:29%">key numbers</th>'
+            '<th style="width:12%">figure</th></tr>'
         )
         for r in records:
             thumb = ""
@@ -339,7 +361,10 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
                 src = _image(report_dir, r["figure"]["path"])
                 thumb = f'<img class="thumb" src="{src}" title="{esc(r["figure"]["title"])}">' if src else ""
             details = [
-                f"<details><summary><small>claim text, provenance and {len(r['statements'])} statement runs</small></summary>",
+                (
+                    f"<details><summary><small>claim text, provenance and {len(r['statements'])} statement runs"
+                    "</small></summary>"
+                ),
                 f"<p><i>{esc(r['statement'])}</i></p>",
             ]
             if r.get("provenance"):
@@ -354,8 +379,11 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
             details.append("</details>")
             parts.append(
                 "<tr>"
-                f"<td><b>{esc(r['key'])}</b> <code>{esc(r['id'])}</code><br><small>{esc(r['where'])}</small>{''.join(details)}</td>"
-                f"<td>{badge(r['verdict'], COLOURS[r['verdict']])}<br><small>{esc(r['reason'])}</small><br><small>expected: {esc(r['expected'])}; tiers run: {esc(', '.join(r['tiers_run']) or '-')}</small></td>"
+                f"<td><b>{esc(r['key'])}</b> <code>{esc(r['id'])}</code>"
+                f"<br><small>{esc(r['where'])}</small>{''.join(details)}</td>"
+                f"<td>{badge(r['verdict'], COLOURS[r['verdict']])}<br><small>{esc(r['reason'])}</small>"
+                f"<br><small>expected: {esc(r['expected'])}; "
+                f"tiers run: {esc(', '.join(r['tiers_run']) or '-')}</small></td>"
                 f"<td>{_power_cell(r.get('power'))}</td>"
                 f"<td><small>{_key_numbers(r)}</small></td>"
                 f"<td>{thumb}</td>"

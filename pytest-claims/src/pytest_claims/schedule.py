@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.n:
         found = longest_first(durations, n)
         print(
-            f"{n:>8} {found['wall']:>9.0f} {found['ideal']:>9.0f} {found['efficiency']:>9.0%}  {', '.join(found['bounding'])}"
+            f"{n:>8} {found['wall']:>9.0f} {found['ideal']:>9.0f} {found['efficiency']:>9.0%}  "
+            f"{', '.join(found['bounding'])}"
         )
     for n in args.splits:
         found = longest_first(durations, n)  # pytest-split's least_duration algorithm is this assignment

@@ -5,8 +5,9 @@ configuration (seeds, tier, backend, device, sizes: any JSON-able mapping), and 
 of the code that computes it. Entries hold data only (pytest_claims.codec: a zip of a JSON header and `.npy` arrays,
 read without pickle), each with its full key and a content hash checked on read: an entry that is
 unreadable, altered or another key's is recomputed, and the report says which file and why. A store
-directory that cannot be written is read where it can be and otherwise computes without storing. Writes are atomic (a temporary file renamed into place); a file lock per
-key makes one process compute while the others wait and then read, so `-n 64` computes each key once.
+directory that cannot be written is read where it can be and otherwise computes without storing. Writes are atomic
+(a temporary file renamed into place); a file lock per key makes one process compute while the others wait and then
+read, so `-n 64` computes each key once.
 A long computation receives a `Checkpoint` and may save its state every N steps; an interrupted run
 resumes from the last checkpoint of the same key.
 
@@ -36,7 +37,9 @@ from filelock import FileLock
 from pytest_claims import codec
 
 T = TypeVar("T")
-FORMAT = 3  # 3: zip of header.json and .npy arrays (2: .npz with a uint8 header; 1: pickles; neither read). Bump when the stored layout changes: old entries are then simply not found
+# 3: zip of header.json and .npy arrays (2: .npz with a uint8 header; 1: pickles; neither read). Bump when the stored
+# layout changes: old entries are then simply not found
+FORMAT = 3
 
 # Statuses of one access, as the report shows them.
 COMPUTED, RESUMED, FROM_STORE, IN_MEMORY = "computed", "resumed", "from store", "in memory"
@@ -174,7 +177,10 @@ class ResultStore:
         if self.root is None:
             return "off (every result computed fresh)"
         if self.read_only:
-            return f"read-only ({self.root} cannot be written: entries found there are read, the rest computed and not stored)"
+            return (
+                f"read-only ({self.root} cannot be written: "
+                "entries found there are read, the rest computed and not stored)"
+            )
         return f"on ({self.root})"
 
     def _header(self, name: str, key: Mapping[str, Any], code_digest: str) -> dict[str, Any]:

@@ -207,7 +207,10 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
 def _not_reached(inputs: ClaimInputs) -> str:
     tests = sorted(inputs.not_reached)
     shown = ", ".join(tests[:6]) + (f" and {len(tests) - 6} more" if len(tests) > 6 else "")
-    return f"the run was cut off ({inputs.interrupted_by or 'interrupted'}) before {len(tests)} of its selected tests: {shown}; rerun with the same store to resume"
+    return (
+        f"the run was cut off ({inputs.interrupted_by or 'interrupted'}) "
+        f"before {len(tests)} of its selected tests: {shown}; rerun with the same store to resume"
+    )
 
 
 def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
