@@ -5,7 +5,13 @@ claim verdicts, evidence on the test reports, a keyed resumable result store, mu
 statement's power, merged runs, and an HTML verdict report.
 """
 
-from pytest_claims.assertions import statement_allclose
+from pytest_claims.assertions import (
+    statement_allclose,
+    statement_ge,
+    statement_in_interval,
+    statement_le,
+    statement_none,
+)
 from pytest_claims.decide import (
     StatementInconclusive,
     decide_interval,
@@ -33,6 +39,10 @@ __all__ = [
     "decide_test",
     "registered_false_alarm",
     "statement_allclose",
+    "statement_ge",
+    "statement_in_interval",
+    "statement_le",
+    "statement_none",
     "statement_holds",
     "statement_inconclusive",
 ]

@@ -1,6 +1,10 @@
-"""Tolerance assertions for statements, in the manner of numpy.testing.assert_allclose (the value
-under test first, the reference second): the worst error and where it occurred go into the test's
-evidence, and a failure prints the command that reproduces the test."""
+"""Assertions for statements that own their messages: the value under test first, the reference second;
+what was checked, the worst element and where it occurred go into the test's evidence under `what`, and
+a failure raises ClaimRefuted with one line naming them and the command that reproduces the test.
+
+statement_allclose works in the manner of numpy.testing.assert_allclose; statement_le, statement_ge and
+statement_in_interval compare elementwise against bounds; statement_none asserts that no case violates a
+statement. All take scalars or arrays (NumPy is imported when they run)."""
 
 from __future__ import annotations
 
@@ -22,9 +26,7 @@ def statement_allclose(
     evidence and returns it; raises ClaimRefuted naming the worst element and the reproduce command.
     """
     __tracebackhide__ = True
-    import numpy as np  # the one helper that needs it (the extra pytest-claims[numpy])
-
-    from pytest_claims.plugin import current_evidence, reproduce_command
+    import numpy as np  # (the extra pytest-claims[numpy])
 
     a, d = np.broadcast_arrays(np.asarray(actual, dtype=np.float64), np.asarray(desired, dtype=np.float64))
     with np.errstate(invalid="ignore", over="ignore"):
@@ -51,15 +53,99 @@ def statement_allclose(
         "rtol": rtol,
         "atol": atol,
     }
+    _record(what, summary)
+    if bad:
+        _refute(
+            f"{what}: {bad} of {a.size} outside atol={atol:g} + rtol={rtol:g} |desired|; "
+            f"worst at {summary['worst_at']}: "
+            f"actual {summary['actual']!r}, desired {summary['desired']!r} (abs error {float(error[worst]):.3g})"
+        )
+    return summary
+
+
+def _record(what: str, summary: dict[str, Any]) -> None:
+    from pytest_claims.plugin import current_evidence
+
     found = current_evidence()
     if found is not None:
         found[0].record(**{what: summary})
+
+
+def _refute(message: str) -> None:
+    """Raise ClaimRefuted(message + the command that reproduces the running test)."""
+    __tracebackhide__ = True
+    from pytest_claims.plugin import current_evidence, reproduce_command
+
+    found = current_evidence()
+    command = reproduce_command(found[1]) if found is not None else "(outside a pytest run)"
+    raise ClaimRefuted(f"{message}; reproduce: {command}")
+
+
+def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str) -> dict[str, Any]:
+    """lower <= actual <= upper elementwise (None: no bound; NaN fails): the evidence and the refutation."""
+    __tracebackhide__ = True
+    import numpy as np
+
+    value = np.asarray(actual, dtype=np.float64)
+    low = np.asarray(-np.inf if lower is None else lower, dtype=np.float64)
+    high = np.asarray(np.inf if upper is None else upper, dtype=np.float64)
+    value, low, high = np.broadcast_arrays(value, low, high)
+    with np.errstate(invalid="ignore"):
+        excess = np.maximum(low - value, value - high)  # > 0: outside; NaN: not a number
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    bad = int(np.sum(excess > 0))
+    worst = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.size else ()
+    summary = {
+        "checked": int(value.size),
+        "violations": bad,
+        "worst_at": _where(tuple(int(i) for i in worst)) if excess.size else None,
+        "actual": float(value[worst]) if excess.size else None,
+        "lower": None if lower is None else float(low[worst]) if excess.size else None,
+        "upper": None if upper is None else float(high[worst]) if excess.size else None,
+        "least_margin": float(-excess[worst]) if excess.size else None,  # < 0: by how much the worst fails
+    }
+    _record(what, summary)
     if bad:
-        command = reproduce_command(found[1]) if found is not None else "(outside a pytest run)"
-        raise ClaimRefuted(
-            f"{what}: {bad} of {a.size} outside atol={atol:g} + rtol={rtol:g} |desired|; "
-            f"worst at {summary['worst_at']}: "
-            f"actual {summary['actual']!r}, desired {summary['desired']!r} (abs error {float(error[worst]):.3g}); "
-            f"reproduce: {command}"
+        at = f" at {summary['worst_at']}" if value.size > 1 else ""
+        bounds = wording.format(lower=summary["lower"], upper=summary["upper"])
+        _refute(
+            f"{what}: {bad} of {value.size} not {bounds}; "
+            f"worst{at}: {summary['actual']!r} (off by {-summary['least_margin']:.3g})"
         )
+    return summary
+
+
+def statement_le(actual: Any, bound: Any, *, what: str) -> dict[str, Any]:
+    """Assert actual <= bound elementwise (put any rounding allowance into the bound, with its reason)."""
+    __tracebackhide__ = True
+    return _compare(actual, None, bound, what, "<= {upper!r}")
+
+
+def statement_ge(actual: Any, bound: Any, *, what: str) -> dict[str, Any]:
+    """Assert actual >= bound elementwise."""
+    __tracebackhide__ = True
+    return _compare(actual, bound, None, what, ">= {lower!r}")
+
+
+def statement_in_interval(actual: Any, lower: Any, upper: Any, *, what: str) -> dict[str, Any]:
+    """Assert lower <= actual <= upper elementwise."""
+    __tracebackhide__ = True
+    return _compare(actual, lower, upper, what, "in [{lower!r}, {upper!r}]")
+
+
+def statement_none(violations: Any, *, what: str, cases: Any = None) -> dict[str, Any]:
+    """Assert that no case violates the statement: `violations` is a boolean mask (True: violated) over the
+    cases checked; `cases` (optional, same length) describes each, and the first violating one is named."""
+    __tracebackhide__ = True
+    import numpy as np
+
+    mask = np.asarray(violations, dtype=bool).reshape(-1)
+    bad = np.flatnonzero(mask)
+    summary = {"checked": int(mask.size), "violations": int(bad.size), "first_at": int(bad[0]) if bad.size else None}
+    if bad.size and cases is not None:
+        summary["first_case"] = repr(cases[int(bad[0])])[:300]
+    _record(what, summary)
+    if bad.size:
+        example = f": {summary['first_case']}" if "first_case" in summary else ""
+        _refute(f"{what}: {bad.size} of {mask.size} cases violate it; the first at {int(bad[0])}{example}")
     return summary

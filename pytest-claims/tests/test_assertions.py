@@ -1,0 +1,41 @@
+"""The message-owning comparison helpers, outside a session (no evidence, no reproduce line)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pytest_claims import ClaimRefuted, statement_ge, statement_in_interval, statement_le, statement_none
+
+
+@pytest.mark.smoke
+def test_le_passes_at_the_bound_and_names_the_worst_element_past_it():
+    assert statement_le([1.0, 2.0], 2.0, what="x")["least_margin"] == 0.0
+    with pytest.raises(ClaimRefuted, match=r"x: 2 of 3 not <= 2.0; worst at 2: 5.0 \(off by 3\); reproduce"):
+        statement_le(np.array([1.0, 3.0, 5.0]), 2.0, what="x")
+
+
+@pytest.mark.smoke
+def test_ge_and_interval_take_bounds_per_element():
+    statement_ge([3.0, 4.0], [3.0, 3.5], what="y")
+    with pytest.raises(ClaimRefuted, match=r"y: 1 of 2 not >= 4.0; worst at 1: 3.5"):
+        statement_ge([3.0, 3.5], [2.0, 4.0], what="y")
+    found = statement_in_interval(0.99, 0.98, 1.02, what="exponent")
+    assert found["checked"] == 1 and found["violations"] == 0
+    with pytest.raises(ClaimRefuted, match=r"exponent: 1 of 1 not in \[0.98, 1.02\]; worst: 1.03"):
+        statement_in_interval(1.03, 0.98, 1.02, what="exponent")
+
+
+@pytest.mark.smoke
+def test_not_a_number_is_a_violation():
+    with pytest.raises(ClaimRefuted, match="1 of 2"):
+        statement_le([1.0, math.nan], 2.0, what="z")
+
+
+@pytest.mark.smoke
+def test_none_names_the_first_violating_case():
+    statement_none([False, False], what="w")
+    with pytest.raises(ClaimRefuted, match=r"w: 2 of 3 cases violate it; the first at 1: \(1, 4\)"):
+        statement_none([False, True, True], what="w", cases=[(0, 1), (1, 4), (2, 9)])
