@@ -231,6 +231,8 @@ def test_unknown_claim_and_missing_scale_marker_fail_collection(project):
     result = pytester.runpytest_inprocess("-m", "smoke")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*needs exactly one scale marker*"])
+    # No test ran: no verdict table of "not run" claims before the error, and no verdicts.json written.
+    assert "claim verdicts" not in result.stdout.str() and not (pytester.path / "out" / "verdicts.json").exists()
 
 
 @pytest.mark.smoke

@@ -82,6 +82,7 @@ class State:
         self.run_mutants = bool(config.getoption("claims_mutants"))
         self.mutant_active = ""
         self.previous: dict[str, Any] | None = None
+        self.registry_check_failed = ""  # collection stopped at the registry check: no verdicts to give
         self.runs: dict[str, StatementRun] = {}
         self.reference: dict[str, str] = {}
         self.exercised: dict[str, set[str]] = {}
@@ -419,6 +420,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}")
             )
     if problems:
+        state.registry_check_failed = "; ".join(problems)
         raise pytest.UsageError("claim registry check failed:\n  " + "\n  ".join(problems))
 
 
@@ -854,6 +856,8 @@ class Controller:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state, config = self.state, self.config
+        if state.registry_check_failed:  # no test ran: verdicts of "not run" would mislead (and overwrite the last)
+            return
         if not state.interrupted_by and (
             exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail
         ):
