@@ -56,7 +56,7 @@ def _trend(tier, options, sigma2, evidence, alpha):
     hits = np.array([int(c["lloyd_initial_fixed"].sum()) for _, c in cells])
     totals = np.array([c["lloyd_initial_fixed"].size for _, c in cells])
     trend = trend_test(hits, totals, np.log10(dims), DROP_ALPHA)
-    z, p, drops = trend["z"], trend["p"], trend["drops"]
+    p, drops = trend["p"], trend["drops"]
     evidence.headline(**{f"sigma2={sigma2:.4g} trend_p": p})
     evidence.headline(largest_trend_p=max(p, evidence.values.get("largest_trend_p", 0.0)))
     evidence.record(**{f"sigma2={sigma2:.4g}": {"dims": dims.tolist(), "stall_rates": (hits / totals).tolist(), **trend}})
