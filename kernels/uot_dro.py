@@ -435,15 +435,17 @@ class Program:
     when that also fails.
     """
 
-    def __init__(self, runs: Sequence[Run], master_seed: int, device: str = "cpu", keep_frozen: bool = False) -> None:
+    def __init__(self, runs: Sequence[Run], master_seed: int, device: str = "cpu", keep_frozen: bool = False,
+                 dtype: torch.dtype = torch.float32) -> None:
+        # dtype: float32 as the paper trains; float64 only for reference tests of the update code.
         self.runs = order_runs(runs)
         self.device = torch.device(device)
         inits = {s: init_parameters(master_seed, s) for s in sorted({r.seed for r in self.runs})}
-        self.params = {name: torch.stack([inits[r.seed][name] for r in self.runs]).to(self.device) for name in PARAMETER_SHAPES}
+        self.params = {name: torch.stack([inits[r.seed][name] for r in self.runs]).to(self.device, dtype) for name in PARAMETER_SHAPES}
         count = len(self.runs)
         self.rows = np.arange(count)  # run index of each batch row (block order is kept)
-        self.alpha = torch.zeros(count, device=self.device)
-        self.lr = torch.tensor([r.lr for r in self.runs], dtype=torch.float32, device=self.device)
+        self.alpha = torch.zeros(count, dtype=dtype, device=self.device)
+        self.lr = torch.tensor([r.lr for r in self.runs], dtype=dtype, device=self.device)
         self.fc1_bound = _max_abs(self.params[FC1])
         self.max_exponent = torch.full((count,), -math.inf, device=self.device)  # of exp, or softplus's argument
         self.overflow_step = np.full(count, -1, dtype=np.int64)  # per run; -1: never

@@ -131,23 +131,34 @@ def _compare_with_single_runs(steps: int) -> None:
 
 
 @pytest.mark.full
-def test_erm_trajectory_equals_single_run_over_200_steps():
-    """Without the inner maximisation the dynamics are smooth, so whole trajectories agree: ERM trained
-    200 steps in the batched program and by torch.optim.SGD end at the same parameters to 1e-5. (Full
-    tier: every CI run compares whole trajectories of all three objectives through train(), 20 steps on
-    two seeds, in test_train_feeds_every_run_its_own_seeds_sample_stream.)"""
+def test_erm_trajectory_in_float64_equals_single_run_over_200_steps():
+    """Whole trajectories: ERM trained 200 steps by the batched program's update code and by
+    torch.optim.SGD on the module, both in float64, end at the same parameters to 1e-12 (measured 7e-17
+    under the default and the avx2 dispatch; float64 rounding, ~1e-16 per step, stays orders below, and a
+    ReLU or max-pool input within float64 rounding of its kink is not to be expected). A mismatch as small
+    as the stepsize rounded to float32 (2e-8 relative) moves it by 9e-10.
+
+    In float32 the trajectories are not comparable end to end: they are smooth only between kinks, and
+    one activation rounded to the other side of a kink by another summation order (the avx2 dispatch on
+    one thread, at step 68 of this stream) parts them by 1e-4, 300 times the float32 reference's own
+    distance to float64. The float32 path is compared step by step (one update from the same state, by
+    quantiles) in _compare_with_single_runs."""
     x_train, y_train = _images(500, "erm")
+    x_train = x_train.double()
     run = uot_dro.Run("erm", 1e-2, 5)
-    program, single = uot_dro.Program([run], SEED), uot_dro.SingleRun(run, SEED)
+    program, single = uot_dro.Program([run], SEED, dtype=torch.float64), uot_dro.SingleRun(run, SEED)
+    single.model.double()
     stream = uot_dro.sample_indices(SEED, run.seed, 0, 200, len(y_train))
     for j in stream:
         program.step(x_train[[j]].unsqueeze(1), y_train[[j]].unsqueeze(1))
         single.step(x_train[j : j + 1], y_train[j : j + 1])
     start = uot_dro.init_parameters(SEED, run.seed)
     ours, theirs = program.parameters_of(0), single.parameters()
-    moved = max(float((theirs[k] - start[k]).abs().max()) for k in theirs)
+    assert all(v.dtype == torch.float64 for v in ours.values())
+    moved = max(float((theirs[k] - start[k].double()).abs().max()) for k in theirs)
     assert moved > 1e-2  # the run went somewhere
-    assert max(float((ours[k] - theirs[k]).abs().max()) for k in theirs) <= 1e-5 * max(1.0, moved)
+    apart = max(float((ours[k] - theirs[k]).abs().max()) for k in theirs)
+    assert apart <= 1e-12 * max(1.0, moved), f"float64 trajectories 200 steps apart by {apart:.3g}"
 
 
 class _StateAt:
