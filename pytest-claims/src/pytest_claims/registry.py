@@ -211,10 +211,8 @@ def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT_TIERS) -> Registry:
-    """Parse and validate one or more registry files; a malformed record raises RegistryError naming it."""
-    if isinstance(paths, (str, Path)):
-        paths = [Path(paths)]
+def _read_files(paths: Iterable[Path]) -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
+    """The papers and the raw claim records of every registry file."""
     papers: dict[str, dict[str, str]] = {}
     raw_claims: list[dict[str, Any]] = []
     for path in paths:
@@ -227,81 +225,97 @@ def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT
             raise RegistryError(f"registry {path}: {error}") from None
         papers.update(raw.get("paper", {}))
         raw_claims.extend(raw.get("claim", []))
+    return papers, raw_claims
+
+
+def _statement(st: dict[str, Any], cid: str, tiers: tuple[str, ...]) -> Statement:
+    """One [[claim.statement]] record, validated."""
+    name = st.get("name", "?")
+    where = f"{cid}:{name}"
+    _unknown(st, STATEMENT_FIELDS, f"statement {where}")
+    _check_types(st, STATEMENT_TYPES, f"statement {where}")
+    lacking = sorted({"name", "text", "expected"} - set(st))
+    if lacking:
+        raise RegistryError(f"registry: statement {where} lacks {lacking}")
+    if st.get("expected") not in EXPECTED_STATEMENT:
+        raise RegistryError(f"registry: {where} expected must be one of {EXPECTED_STATEMENT}")
+    decisive = tuple(st.get("decisive_tiers", tiers))
+    if not set(decisive) <= set(tiers):
+        raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
+    if st["expected"] == "refuted" and "refutes_claim" not in st:
+        raise RegistryError(
+            f"registry: statement {where} is registered refuted and must say refutes_claim = true "
+            "(its refutation falsifies the claim as printed) or false (a side finding)"
+        )
+    return Statement(
+        name=name,
+        text=st["text"],
+        expected=st["expected"],
+        refutes_claim=st.get("refutes_claim", False),
+        required=bool(st.get("required", True)),
+        decisive_tiers=decisive,
+        scale_free=bool(st.get("scale_free", False)),
+        mutants=tuple(st.get("mutants", ())),
+        mutants_waived=st.get("mutants_waived", ""),
+        false_alarm=_false_alarm(st, tiers, where),
+        false_alarm_basis=str(st.get("false_alarm_basis", "")),
+    )
+
+
+def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tuple[str, ...]) -> Claim:
+    """One [[claim]] record with its statements, validated."""
+    cid = record.get("id", "?")
+    _unknown(record, CLAIM_FIELDS, f"claim {cid!r}")
+    _check_types(record, CLAIM_TYPES, f"claim {cid!r}")
+    missing = sorted({"id", "key", "paper", "where", "text", "expected"} - set(record))
+    if missing:
+        raise RegistryError(f"registry: claim {cid!r} lacks {missing}")
+    if not any(record["expected"] == v or record["expected"].startswith(v + " ") for v in CLAIM_EXPECTED):
+        raise RegistryError(
+            f"registry: claim {cid!r} field 'expected' must be a verdict of {CLAIM_EXPECTED} "
+            f"(optionally followed by the reading it depends on), got {record['expected']!r}"
+        )
+    if record["paper"] not in papers:
+        raise RegistryError(f"registry: claim {cid!r} names unknown paper {record['paper']!r}")
+    statements: dict[str, Statement] = {}
+    for st in record.get("statement", []):
+        statement = _statement(st, cid, tiers)
+        if statement.name in statements:
+            raise RegistryError(f"registry: duplicate statement {cid}:{statement.name}")
+        statements[statement.name] = statement
+    key_numbers = tuple(record.get("key_numbers", ()))
+    for entry in key_numbers:
+        statement_name, sep, _ = entry.partition(":")
+        if not sep or statement_name.strip() not in statements:
+            raise RegistryError(
+                f"registry: claim {cid!r} key number {entry!r} "
+                "must read 'statement: evidence name' with a known statement"
+            )
+    figure = record.get("figure", "")
+    if figure and figure not in statements:
+        raise RegistryError(f"registry: claim {cid!r} figure names unknown statement {figure!r}")
+    return Claim(
+        id=cid,
+        key=record["key"],
+        paper=record["paper"],
+        where=record["where"],
+        text=record["text"],
+        provenance=record.get("provenance", ""),
+        expected=record["expected"],
+        tests=record.get("tests", ""),
+        key_numbers=key_numbers,
+        figure=figure,
+        statements=statements,
+    )
+
+
+def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT_TIERS) -> Registry:
+    """Parse and validate one or more registry files; a malformed record raises RegistryError naming it."""
+    papers, raw_claims = _read_files([Path(paths)] if isinstance(paths, (str, Path)) else paths)
     claims: dict[str, Claim] = {}
     for record in raw_claims:
-        cid = record.get("id", "?")
-        _unknown(record, CLAIM_FIELDS, f"claim {cid!r}")
-        _check_types(record, CLAIM_TYPES, f"claim {cid!r}")
-        missing = sorted({"id", "key", "paper", "where", "text", "expected"} - set(record))
-        if missing:
-            raise RegistryError(f"registry: claim {cid!r} lacks {missing}")
-        if cid in claims:
-            raise RegistryError(f"registry: duplicate claim id {cid!r}")
-        if not any(record["expected"] == v or record["expected"].startswith(v + " ") for v in CLAIM_EXPECTED):
-            raise RegistryError(
-                f"registry: claim {cid!r} field 'expected' must be a verdict of {CLAIM_EXPECTED} "
-                f"(optionally followed by the reading it depends on), got {record['expected']!r}"
-            )
-        if record["paper"] not in papers:
-            raise RegistryError(f"registry: claim {cid!r} names unknown paper {record['paper']!r}")
-        statements: dict[str, Statement] = {}
-        for st in record.get("statement", []):
-            name = st.get("name", "?")
-            where = f"{cid}:{name}"
-            _unknown(st, STATEMENT_FIELDS, f"statement {where}")
-            _check_types(st, STATEMENT_TYPES, f"statement {where}")
-            lacking = sorted({"name", "text", "expected"} - set(st))
-            if lacking:
-                raise RegistryError(f"registry: statement {where} lacks {lacking}")
-            if name in statements:
-                raise RegistryError(f"registry: duplicate statement {where}")
-            if st.get("expected") not in EXPECTED_STATEMENT:
-                raise RegistryError(f"registry: {where} expected must be one of {EXPECTED_STATEMENT}")
-            decisive = tuple(st.get("decisive_tiers", tiers))
-            if not set(decisive) <= set(tiers):
-                raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
-            if st["expected"] == "refuted" and "refutes_claim" not in st:
-                raise RegistryError(
-                    f"registry: statement {where} is registered refuted and must say refutes_claim = true "
-                    "(its refutation falsifies the claim as printed) or false (a side finding)"
-                )
-            mutants = tuple(st.get("mutants", ()))
-            false_alarm = _false_alarm(st, tiers, where)
-            statements[name] = Statement(
-                name=name,
-                text=st["text"],
-                expected=st["expected"],
-                refutes_claim=st.get("refutes_claim", False),
-                required=bool(st.get("required", True)),
-                decisive_tiers=decisive,
-                scale_free=bool(st.get("scale_free", False)),
-                mutants=mutants,
-                mutants_waived=st.get("mutants_waived", ""),
-                false_alarm=false_alarm,
-                false_alarm_basis=str(st.get("false_alarm_basis", "")),
-            )
-        key_numbers = tuple(record.get("key_numbers", ()))
-        for entry in key_numbers:
-            statement, sep, _ = entry.partition(":")
-            if not sep or statement.strip() not in statements:
-                raise RegistryError(
-                    f"registry: claim {cid!r} key number {entry!r} "
-                    "must read 'statement: evidence name' with a known statement"
-                )
-        figure = record.get("figure", "")
-        if figure and figure not in statements:
-            raise RegistryError(f"registry: claim {cid!r} figure names unknown statement {figure!r}")
-        claims[cid] = Claim(
-            id=cid,
-            key=record["key"],
-            paper=record["paper"],
-            where=record["where"],
-            text=record["text"],
-            provenance=record.get("provenance", ""),
-            expected=record["expected"],
-            tests=record.get("tests", ""),
-            key_numbers=key_numbers,
-            figure=figure,
-            statements=statements,
-        )
+        claim = _claim(record, papers, tiers)
+        if claim.id in claims:
+            raise RegistryError(f"registry: duplicate claim id {claim.id!r}")
+        claims[claim.id] = claim
     return Registry(papers=papers, claims=claims, tiers=tiers)
