@@ -169,6 +169,27 @@ def test_false_alarm_needs_a_basis(pytester):
     result.stderr.fnmatch_lines(["*never-tails states a false_alarm without false_alarm_basis*"])
 
 
+def test_a_level_asked_for_but_not_registered_is_one_line(pytester):
+    """registered_false_alarm() in a statement whose record states none: the test fails with one line
+    saying what to add to the registry (no traceback into the plugin), and the claim is broken."""
+    make(pytester, heads=90, trials=400)
+    stated = (
+        "false_alarm = { smoke = 1e-4, full = 1e-5 }\n"
+        'false_alarm_basis = "the level of each one-sided Clopper-Pearson bound"\n'
+    )
+    registry = REGISTRY.format().replace(stated, "")
+    assert registry != REGISTRY.format()
+    pytester.makefile(".toml", registry=registry)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*coin/biased:rate decides by a confidence level but states no false_alarm*add false_alarm*"]
+    )
+    assert "def registered_false_alarm" not in result.stdout.str()
+    record = payload(pytester)["claims"][0]
+    assert record["verdict"] == "broken" and "rate (error)" in record["reason"]
+
+
 def test_replication_set_over_seeds(pytester, tmp_path):
     make(pytester, heads=90, trials=400)
     pytester.runpytest_inprocess("-m", "smoke", "--no-store")

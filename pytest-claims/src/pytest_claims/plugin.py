@@ -609,9 +609,10 @@ def registered_false_alarm() -> float:
     claim, statement = item.stash[STATEMENT]
     tier = declared_tier(item)
     if tier not in statement.false_alarm:
-        raise RegistryError(
-            f"registry: {claim.id}:{statement.name} decides by a confidence level "
-            f"but states no false_alarm for tier {tier!r}"
+        pytest.fail(  # one line, no traceback: the fix is in the registry, not in the test
+            f"registry: {claim.id}:{statement.name} decides by a confidence level but states no false_alarm "
+            f"for tier {tier!r} (add false_alarm, with its false_alarm_basis, to the statement's record)",
+            pytrace=False,
         )
     return statement.false_alarm[tier]
 
