@@ -13,8 +13,6 @@ root in beta, bracketed by [min phi, max phi] - logit(rho), found by safeguarded
 """
 from __future__ import annotations
 
-import inspect
-
 from typing import Any
 
 import numpy as np
@@ -78,6 +76,7 @@ def _logit(p: Any) -> Any:
     return xp.log(p) - xp.log1p(-p)
 
 
+SOLVE_BETA_TOL = 2e-15  # solve_beta stops once a step, or the bracket, is within this times max(1, |beta|)
 SOLVE_BETA_RESIDUAL_TOL = 1e-15  # |ln E_mu sigmoid(phi - beta) - ln rho| at which beta is a root to rounding
 
 
@@ -108,7 +107,7 @@ def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations
     return beta
 
 
-def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = 2e-15) -> np.ndarray:
+def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = SOLVE_BETA_TOL) -> np.ndarray:
     """Root beta of E_mu sigmoid(phi - beta) = rho for every instance (B,).
 
     Newton on the log-residual ln E_mu sigmoid(phi - beta) - ln rho (nearly linear in beta in the
@@ -173,15 +172,13 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
 
 def root_resolution(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """How far E_mu sigmoid(phi - beta) may lie from rho where solve_beta stopped (B,), from its two stopping
-    rules: a step within tol max(1, |beta|) (plus a few ulps of beta in beta - phi) times the slope
+    rules: a step within SOLVE_BETA_TOL max(1, |beta|) (plus a few ulps of beta in beta - phi) times the slope
     d mass / d beta = E_mu sigma (1 - sigma), or the log-residual within SOLVE_BETA_RESIDUAL_TOL (each log
     rounded to an ulp of |ln rho|); plus the rounding of two sums over the atoms (the solver's and a check's)."""
     eps = float(np.finfo(np.float64).eps)
-    tol = inspect.signature(solve_beta).parameters["tol"].default
     rho = np.asarray(rho, dtype=np.float64).reshape(-1)
-    with np.errstate(over="ignore"):
-        sigma = 1.0 / (1.0 + np.exp(np.minimum(beta[:, None] - phi, 700.0)))
-    step_rule = np.sum(mu * sigma * (1 - sigma), axis=1) * (tol * np.maximum(1.0, np.abs(beta)) + 4 * np.spacing(np.abs(beta)))
+    sigma = _sigmoid(phi - beta[:, None])
+    step_rule = np.sum(mu * sigma * (1 - sigma), axis=1) * (SOLVE_BETA_TOL * np.maximum(1.0, np.abs(beta)) + 4 * np.spacing(np.abs(beta)))
     residual_rule = (SOLVE_BETA_RESIDUAL_TOL + 2 * eps * (1 + np.abs(np.log(rho)))) * rho
     return np.maximum(step_rule, residual_rule) + 2 * (np.sum(mu > 0, axis=1) + 2) * eps * rho
 
