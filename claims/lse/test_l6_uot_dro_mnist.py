@@ -49,28 +49,28 @@ def _run(pytestconfig, options, tier):
     return fx.tier_run(pytestconfig, options, tier)
 
 
-# Work units: where a tier splits its runs into several programs (full: one per seed), each program is
-# a test of its own, placed so each xdist worker starts with one (pytest_claims' work_unit marker); the
-# statement tests read them through the store. A single program (smoke, gpu) gains nothing from it.
+# Work units: where a tier trains each run as a program of its own (full: one per setting and seed),
+# each program is a test of its own, placed so each xdist worker starts with one (pytest_claims'
+# work_unit marker); the statement tests read them through the store. A program is one SGD trajectory
+# of the tier's steps, which cannot be split further. A single batched program (smoke, gpu) gains
+# nothing from it.
 PROGRAMS = [
-    pytest.param(tier, k, marks=[getattr(pytest.mark, tier), pytest.mark.work_unit], id=f"{tier}-program{k}")
+    pytest.param(tier, k, marks=[getattr(pytest.mark, tier), pytest.mark.work_unit], id=f"{tier}-{runs[0].method}-{runs[0].lr:g}-seed{runs[0].seed}")
     for tier in ("smoke", "full", "gpu")
-    if fx.SIZES[tier].shards > 1
-    for k in range(fx.SIZES[tier].shards)
+    if fx.SIZES[tier].program_per_run
+    for k, runs in enumerate(fx.programs_of(fx.SIZES[tier]))
 ]
 
 
 @pytest.mark.parametrize("tier, program", PROGRAMS)
 def test_program(pytestconfig, options, tier, program):
     """One program of the tier's runs, trained (or read from the store) ahead of the statements."""
-    size = fx.size_of(pytestconfig, tier)
-    seeds = fx.shards_of(size)[program]
-    run = fx.shard_run(pytestconfig, options, tier, seeds)
+    runs = fx.programs_of(fx.size_of(pytestconfig, tier))[program]
+    run = fx.program_run(pytestconfig, options, tier, runs)
     _ran_on_device(run, tier)
-    settings = {(m, eta) for m, eta, _ in run["runs"]}
-    assert settings == set(size.settings), f"program {program} trained {sorted(settings)}, the tier's settings are {size.settings}"
-    missing = sorted(set(seeds) - {seed for _, _, seed in run["runs"]})
-    assert not missing and len(run["overflow_step"]) == len(run["runs"]), f"program {program}: seeds {missing} missing"
+    trained = [tuple(r) for r in run["runs"]]
+    assert sorted(trained) == sorted((r.method, r.lr, r.seed) for r in runs), f"program {program} trained {trained}, not {runs}"
+    assert len(run["overflow_step"]) == len(runs), f"program {program}: {len(run['overflow_step'])} overflow records for {len(runs)} runs"
 
 
 def _ran_on_device(run: dict, tier: str) -> None:
