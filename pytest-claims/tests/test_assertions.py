@@ -29,6 +29,19 @@ def test_ge_and_interval_take_bounds_per_element():
 
 
 @pytest.mark.smoke
+def test_strict_comparisons_refuse_equality():
+    statement_le([1.0, 2.0], 2.0, what="x")
+    with pytest.raises(ClaimRefuted, match=r"x: 1 of 2 not < 2.0; worst at 1: 2.0 \(off by 0\)"):
+        statement_le([1.0, 2.0], 2.0, what="x", strict=True)
+    statement_ge([0.5, 1.0], 0.0, what="y", strict=True)
+    with pytest.raises(ClaimRefuted, match=r"y: 1 of 2 not > 0.0"):
+        statement_ge([0.5, 0.0], 0.0, what="y", strict=True)
+    with pytest.raises(ClaimRefuted, match=r"z: 1 of 1 not in \(0.0, 1.0\)"):
+        statement_in_interval(1.0, 0.0, 1.0, what="z", strict=True)
+    assert statement_in_interval(1.0, 0.0, 1.0, what="z")["violations"] == 0
+
+
+@pytest.mark.smoke
 def test_not_a_number_is_a_violation():
     with pytest.raises(ClaimRefuted, match="1 of 2"):
         statement_le([1.0, math.nan], 2.0, what="z")

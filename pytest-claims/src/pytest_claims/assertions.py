@@ -81,8 +81,9 @@ def _refute(message: str) -> None:
     raise ClaimRefuted(f"{message}; reproduce: {command}")
 
 
-def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str) -> dict[str, Any]:
-    """lower <= actual <= upper elementwise (None: no bound; NaN fails): the evidence and the refutation."""
+def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, strict: bool = False) -> dict[str, Any]:
+    """lower <= actual <= upper elementwise (strict: lower < actual < upper; None: no bound; NaN fails):
+    the evidence and the refutation."""
     __tracebackhide__ = True
     import numpy as np
 
@@ -93,7 +94,7 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str) -> di
     with np.errstate(invalid="ignore"):
         excess = np.maximum(low - value, value - high)  # > 0: outside; NaN: not a number
     excess = np.where(np.isnan(excess), np.inf, excess)
-    bad = int(np.sum(excess > 0))
+    bad = int(np.sum(excess >= 0)) if strict else int(np.sum(excess > 0))
     worst = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.size else ()
     summary = {
         "checked": int(value.size),
@@ -115,22 +116,25 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str) -> di
     return summary
 
 
-def statement_le(actual: Any, bound: Any, *, what: str) -> dict[str, Any]:
-    """Assert actual <= bound elementwise (put any rounding allowance into the bound, with its reason)."""
+def statement_le(actual: Any, bound: Any, *, what: str, strict: bool = False) -> dict[str, Any]:
+    """Assert actual <= bound (strict: actual < bound) elementwise (put any rounding allowance into the
+    bound, with its reason)."""
     __tracebackhide__ = True
-    return _compare(actual, None, bound, what, "<= {upper!r}")
+    return _compare(actual, None, bound, what, "< {upper!r}" if strict else "<= {upper!r}", strict)
 
 
-def statement_ge(actual: Any, bound: Any, *, what: str) -> dict[str, Any]:
-    """Assert actual >= bound elementwise."""
+def statement_ge(actual: Any, bound: Any, *, what: str, strict: bool = False) -> dict[str, Any]:
+    """Assert actual >= bound (strict: actual > bound) elementwise."""
     __tracebackhide__ = True
-    return _compare(actual, bound, None, what, ">= {lower!r}")
+    return _compare(actual, bound, None, what, "> {lower!r}" if strict else ">= {lower!r}", strict)
 
 
-def statement_in_interval(actual: Any, lower: Any, upper: Any, *, what: str) -> dict[str, Any]:
-    """Assert lower <= actual <= upper elementwise."""
+def statement_in_interval(actual: Any, lower: Any, upper: Any, *, what: str, strict: bool = False) -> dict[str, Any]:
+    """Assert lower <= actual <= upper (strict: the open interval) elementwise."""
     __tracebackhide__ = True
-    return _compare(actual, lower, upper, what, "in [{lower!r}, {upper!r}]")
+    return _compare(
+        actual, lower, upper, what, "in ({lower!r}, {upper!r})" if strict else "in [{lower!r}, {upper!r}]", strict
+    )
 
 
 def statement_none(violations: Any, *, what: str, cases: Any = None) -> dict[str, Any]:
