@@ -107,3 +107,20 @@ def catalogue(module_name: str) -> dict[str, Mutant]:
             raise MutantError(f"duplicate mutant name {mutant.name!r} in {module_name}")
         out[mutant.name] = mutant
     return out
+
+
+def stale_mutants(module_name: str) -> list[str]:
+    """One line per mutant of the catalogue that no longer applies (its target gone, its snippet not
+    found exactly once in the target's source, or the change not valid Python): cheap, for a smoke test
+    that keeps the catalogue in step with the code between `--mutants` runs."""
+    problems = []
+    for mutant in catalogue(module_name).values():
+        try:
+            mutated_code(mutant)
+        except MutantError as error:
+            problems.append(f"{module_name}: {error}")
+        except SyntaxError as error:
+            problems.append(
+                f"{module_name}: mutant {mutant.name!r}: the changed {mutant.target} is not Python ({error.msg})"
+            )
+    return problems

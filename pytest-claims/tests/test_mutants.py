@@ -1,0 +1,62 @@
+"""stale_mutants: the cheap check that a catalogue still applies to the code it mutates."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from pytest_claims.mutants import stale_mutants
+
+
+@pytest.fixture
+def catalogue_of(tmp_path, monkeypatch):
+    """Write a kernel module and a catalogue module naming its mutants; return the catalogue's name."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def write(kernel: str, mutants: str) -> str:
+        for name in ("stale_kernel", "stale_catalogue"):
+            sys.modules.pop(name, None)
+        (tmp_path / "stale_kernel.py").write_text(textwrap.dedent(kernel))
+        (tmp_path / "stale_catalogue.py").write_text(
+            "from pytest_claims.mutants import Mutant\n\nMUTANTS = [\n" + textwrap.dedent(mutants) + "]\n"
+        )
+        return "stale_catalogue"
+
+    yield write
+    for name in ("stale_kernel", "stale_catalogue"):
+        sys.modules.pop(name, None)
+
+
+KERNEL = """
+def mean(xs):
+    return sum(xs) / len(xs)
+"""
+
+
+@pytest.mark.smoke
+def test_a_catalogue_that_applies_has_no_stale_mutants(catalogue_of):
+    name = catalogue_of(KERNEL, 'Mutant("off-by-one", target="stale_kernel:mean", old="len(xs)", new="len(xs) + 1"),\n')
+    assert stale_mutants(name) == []
+
+
+@pytest.mark.smoke
+def test_each_mutant_that_no_longer_applies_is_one_line_naming_it(catalogue_of):
+    name = catalogue_of(
+        KERNEL,
+        """\
+        Mutant("renamed", target="stale_kernel:average", old="len(xs)", new="1"),
+        Mutant("reformatted", target="stale_kernel:mean", old="sum(xs)/len(xs)", new="0"),
+        Mutant("twice", target="stale_kernel:mean", old="xs", new="ys"),
+        Mutant("not-python", target="stale_kernel:mean", old="len(xs)", new="len(xs"),
+        Mutant("fine", target="stale_kernel:mean", old="len(xs)", new="2"),
+        """,
+    )
+    problems = stale_mutants(name)
+    assert len(problems) == 4, problems
+    assert all(line.startswith("stale_catalogue: ") and "\n" not in line for line in problems)
+    assert "no attribute 'average'" in problems[0]
+    assert "'reformatted'" in problems[1] and "occurs 0 times" in problems[1]
+    assert "'twice'" in problems[2] and "occurs 3 times" in problems[2]  # the signature too
+    assert "'not-python'" in problems[3] and "is not Python" in problems[3]
