@@ -1,4 +1,5 @@
 """Thin: loads the project's fixture modules (the verdict plugin, pytest_claims, loads by its entry point)."""
+
 pytest_plugins = [
     "fixtures.options",
     "fixtures.uot_dro",

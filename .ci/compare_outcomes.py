@@ -3,6 +3,7 @@ not depend on the master seed or on the CPU's rounding), naming the run, the cla
 
     python .ci/compare_outcomes.py REFERENCE.json LABEL=RUN.json [LABEL=RUN.json ...]
 """
+
 import json
 import sys
 
@@ -31,4 +32,7 @@ for entry in runs:
 if problems:
     print("\n".join(problems))
     sys.exit(f"{len(problems)} verdicts or statement outcomes differ from the reference run {reference_path}")
-print(f"{len(runs)} runs: the reference run's {len(ref_verdicts)} claim verdicts and {len(ref_tests)} statement outcomes, every one")
+print(
+    f"{len(runs)} runs: the reference run's {len(ref_verdicts)} claim verdicts and {len(ref_tests)} statement "
+    f"outcomes, every one"
+)

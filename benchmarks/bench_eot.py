@@ -6,6 +6,7 @@ summation, and the cost of one iteration at T = 1e5 over T = 1e3 (ratios from on
 The naive method evaluates u(x_i) + v(y_i) = sum_{j<i} beta_j (k(x_j, x_i) + k(y_j, y_i)) directly, so
 iteration i costs O(i); it is timed over a window of iterations after i - 1 sources exist.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,14 @@ def naive_rate_at(seeds: int, existing: int, window: int = 50) -> float:
     start = time.perf_counter()
     for i in range(existing, existing + window):
         x, y = xs[:, i], ys[:, i]
-        z = np.sum(beta[:, :i] * (np.exp(-((xs[:, :i] - x[:, None]) ** 2) / CONFIG.sigma2) + np.exp(-((ys[:, :i] - y[:, None]) ** 2) / CONFIG.sigma2)), axis=1)
+        z = np.sum(
+            beta[:, :i]
+            * (
+                np.exp(-((xs[:, :i] - x[:, None]) ** 2) / CONFIG.sigma2)
+                + np.exp(-((ys[:, :i] - y[:, None]) ** 2) / CONFIG.sigma2)
+            ),
+            axis=1,
+        )
         z = z - (x - y) ** 2
         s = z / eot.EPS + math.log(CONFIG.rho)
         beta[:, i] = (CONFIG.C / math.sqrt(i + 1)) * (1 - 1 / (1 + np.exp(-s)) / CONFIG.rho)

@@ -7,6 +7,7 @@ on the same runs and minibatch streams; the ratio from one run of each.
 The batched program runs the grid's 35 configurations x 10 seeds of one batch size; the per-run loop
 runs `--loop-runs` of the same runs (its cost per run does not depend on which) and is scaled per run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ def torch_loop(problem: kl_dro.Problem, batch: int, config: kl_dro.RunConfig, pe
     X, y = torch.tensor(problem.X), torch.tensor(problem.y)
     theta = torch.tensor(problem.theta0, requires_grad=True)
     alpha = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    optimizer = torch.optim.SGD([theta] if config.rho is None else [theta, alpha], lr=config.eta, momentum=0.9, nesterov=True)
+    optimizer = torch.optim.SGD(
+        [theta] if config.rho is None else [theta, alpha], lr=config.eta, momentum=0.9, nesterov=True
+    )
     for perm in perms:
         for part in kl_dro.batch_slices(problem.n, batch):
             index = torch.as_tensor(perm[part])
@@ -41,7 +44,10 @@ def torch_loop(problem: kl_dro.Problem, batch: int, config: kl_dro.RunConfig, pe
                     p = torch.softmax(losses, dim=0)
                 loss = torch.sum(p * losses)
             else:
-                loss = alpha + (1.0 / config.rho) * torch.nn.functional.softplus(losses - alpha + math.log(config.rho)).mean()
+                loss = (
+                    alpha
+                    + (1.0 / config.rho) * torch.nn.functional.softplus(losses - alpha + math.log(config.rho)).mean()
+                )
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -72,7 +78,12 @@ def main() -> None:
     batched_rate = runs / batched_seconds
 
     # the same runs, one at a time: a baseline and proposed configurations of seed 0 at stable stepsizes
-    sample = [kl_dro.RunConfig(1e-6, None), kl_dro.RunConfig(1e-7, 1e-3), kl_dro.RunConfig(1e-6, 0.1), kl_dro.RunConfig(1e-5, 0.9)][: args.loop_runs]
+    sample = [
+        kl_dro.RunConfig(1e-6, None),
+        kl_dro.RunConfig(1e-7, 1e-3),
+        kl_dro.RunConfig(1e-6, 0.1),
+        kl_dro.RunConfig(1e-5, 0.9),
+    ][: args.loop_runs]
     perms = np.stack([streams.permutations(e, problem.n)[0] for e in range(args.epochs)])
     start = time.perf_counter()
     worst = 0.0
@@ -83,8 +94,13 @@ def main() -> None:
 
     steps = args.epochs * len(kl_dro.batch_slices(problem.n, args.batch))
     print(f"batch {args.batch}, {args.epochs} epoch(s) = {steps} steps per run")
-    print(f"batched program: {runs} runs in {batched_seconds:.2f} s = {batched_rate:,.1f} runs/s ({batched_rate * steps:,.0f} run-steps/s)")
-    print(f"per-run torch.optim loop: {len(sample)} runs, {loop_rate:,.2f} runs/s ({loop_rate * steps:,.0f} run-steps/s)")
+    print(
+        f"batched program: {runs} runs in {batched_seconds:.2f} s = {batched_rate:,.1f} runs/s "
+        f"({batched_rate * steps:,.0f} run-steps/s)"
+    )
+    print(
+        f"per-run torch.optim loop: {len(sample)} runs, {loop_rate:,.2f} runs/s ({loop_rate * steps:,.0f} run-steps/s)"
+    )
     print(f"ratio: {batched_rate / loop_rate:,.0f}x; largest |theta difference| on the shared runs {worst:.1e}")
 
 

@@ -7,6 +7,7 @@ Sections: explicit vs Gram vs Wishart trials per second at d = 100, 1e4, 1e5 (Ll
 same trials); the Wishart route's cost at d = 1e9 over d = 1e3; the official 20 x 20 x 100 grid through
 the Wishart route on one core; the whole full-tier k-means grid (both starts, d up to 1e9).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,13 +41,19 @@ def both(arrays, partition, route):
 
 def routes(trials: int) -> None:
     print(f"== routes: Lloyd + Hartigan on the same {trials} trials (sigma2 = 100), best of 3")
-    print(f"{'d':>8} {'explicit t/s':>13} {'gram t/s':>10} {'wishart t/s':>12} {'gram/explicit':>14} {'wishart/explicit':>17}")
+    print(
+        f"{'d':>8} {'explicit t/s':>13} {'gram t/s':>10} {'wishart t/s':>12} {'gram/explicit':>14} "
+        f"{'wishart/explicit':>17}"
+    )
     for d in (100, 10_000, 100_000):
         data, _, partition = km.make_trials(SEED, d, 100.0, trials)
         explicit = best_of(3, lambda: both(data, partition, "explicit"))
         gram = best_of(3, lambda: both(km.gram_matrix(data), partition, "gram"))
         wishart = best_of(3, lambda: both(*km.sample_gram_wishart(SEED, d, 100.0, trials)[::2], "gram"))
-        print(f"{d:>8} {trials / explicit:>13.1f} {trials / gram:>10.1f} {trials / wishart:>12.1f} {explicit / gram:>14.1f} {explicit / wishart:>17.1f}")
+        print(
+            f"{d:>8} {trials / explicit:>13.1f} {trials / gram:>10.1f} {trials / wishart:>12.1f} "
+            f"{explicit / gram:>14.1f} {explicit / wishart:>17.1f}"
+        )
 
 
 def wishart_scaling(trials: int) -> None:
@@ -67,7 +74,10 @@ def official_grid_one_core() -> None:
                 both(gram, partition, "gram")
         elapsed = time.perf_counter() - start
     cells = len(FULL.sigma2s) * len(FULL.row)
-    print(f"== official grid {len(FULL.row)} d x {len(FULL.sigma2s)} sigma2 x {FULL.trials} trials, Wishart route, one core: {elapsed:.1f} s ({cells * FULL.trials / elapsed:.0f} trials/s)")
+    print(
+        f"== official grid {len(FULL.row)} d x {len(FULL.sigma2s)} sigma2 x {FULL.trials} trials, Wishart route, one "
+        f"core: {elapsed:.1f} s ({cells * FULL.trials / elapsed:.0f} trials/s)"
+    )
 
 
 def full_tier_grid() -> None:
@@ -79,7 +89,10 @@ def full_tier_grid() -> None:
     for sigma2 in FULL.high_noise:
         for d in FULL.huge_dims:
             km.paired_cell(SEED, d, sigma2, FULL.trials, source="wishart")
-    print(f"== whole full-tier k-means grid (both starts, + d = 1e6, 1e9), this machine's threads: {time.perf_counter() - start:.1f} s")
+    print(
+        f"== whole full-tier k-means grid (both starts, + d = 1e6, 1e9), this machine's threads: "
+        f"{time.perf_counter() - start:.1f} s"
+    )
 
 
 if __name__ == "__main__":

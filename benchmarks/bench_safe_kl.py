@@ -5,6 +5,7 @@
 Both solve the same stationarity condition E_mu sigmoid(phi - beta) = rho on the same instances
 (the five random families, n up to 400 atoms); the brentq loop works on each instance's real atoms.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,9 @@ def brentq_loop(instances, limit: int | None = None) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 100000])
-    parser.add_argument("--loop-limit", type=int, default=4000, help="instances timed in the brentq loop (its rate is per instance)")
+    parser.add_argument(
+        "--loop-limit", type=int, default=4000, help="instances timed in the brentq loop (its rate is per instance)"
+    )
     args = parser.parse_args()
     for size in args.sizes:
         instances = random_instances(29589, "benchmark", size)

@@ -3,7 +3,8 @@ matrix products) against R single-run models (nn.Module + torch.optim.SGD) train
 cost of one run-step in FLOP (counted by torch.utils.flop_counter on the autograd formulation of the
 same network).
 
-    .venv/bin/python benchmarks/bench_uot_dro.py [--runs 24] [--steps 6] [--loop-steps 2] [--rounds 3] [--threads 1] [--device cpu|cuda]
+    .venv/bin/python benchmarks/bench_uot_dro.py [--runs 24] [--steps 6] [--loop-steps 2] [--rounds 3]
+        [--threads 1] [--device cpu|cuda]
 
 The R runs are the paper's three settings (proposed 1e-4, baseline 1e-5, ERM 1e-3) over R/3 seeds, on
 synthetic 28 x 28 images (throughput does not depend on the pixels). Both routes are timed in
@@ -12,6 +13,7 @@ on a shared machine another job slows whichever route runs beside it, and altern
 the same conditions. Rates by wall clock and by this process's CPU time are printed (they differ when
 the machine is oversubscribed); mind the load (printed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +43,9 @@ def runs_for(count: int) -> list[uot_dro.Run]:
 
 def images(count: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(0)
-    return torch.randn(count, 1, 28, 28, generator=generator).to(device), torch.randint(0, 10, (count,), generator=generator).to(device)
+    return torch.randn(count, 1, 28, 28, generator=generator).to(device), torch.randint(
+        0, 10, (count,), generator=generator
+    ).to(device)
 
 
 class Batched:
@@ -139,7 +143,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6, help="batched steps per round")
     parser.add_argument("--loop-steps", type=int, default=2, help="loop steps (of every run) per round")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; each route's fastest counts")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads on CPU (default 1; see fixtures/uot_dro.py)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch intra-op threads on CPU (default 1; see fixtures/uot_dro.py)"
+    )
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = parser.parse_args()
     if min(args.runs, args.steps, args.loop_steps, args.rounds, args.threads) < 1:
@@ -148,15 +154,25 @@ def main() -> None:
         parser.error("--device cuda: no CUDA device (torch.cuda.is_available() is False)")
     torch.set_num_threads(args.threads)
     dro, erm = flop_per_run_step("proposed"), flop_per_run_step("erm")
-    print(f"FLOP per run-step (convolutions and matrix products, torch.utils.flop_counter): DRO {dro / 1e9:.3f} GFLOP (5 inner ascent steps + the update), ERM {erm / 1e9:.3f} GFLOP")
+    print(
+        f"FLOP per run-step (convolutions and matrix products, torch.utils.flop_counter): DRO {dro / 1e9:.3f} GFLOP (5 "
+        f"inner ascent steps + the update), ERM {erm / 1e9:.3f} GFLOP"
+    )
     runs = runs_for(args.runs)
     per_step = sum(erm if r.method == "erm" else dro for r in runs)
-    print(f"device {args.device}, {torch.get_num_threads()} thread(s), load average {os.getloadavg()[0]:.2f}; R = {len(runs)} runs ({', '.join(f'{m} {lr:g}' for m, lr in SETTINGS)}); a 1024^3 matrix product runs at {peak_gflops(args.device):.0f} GFLOP/s")
+    print(
+        f"device {args.device}, {torch.get_num_threads()} thread(s), load average {os.getloadavg()[0]:.2f}; R = "
+        f"{len(runs)} runs ({', '.join(f'{m} {lr:g}' for m, lr in SETTINGS)}); a 1024^3 matrix product runs at "
+        f"{peak_gflops(args.device):.0f} GFLOP/s"
+    )
     times = compare(runs, args.steps, args.loop_steps, args.rounds, args.device)
     for name, label in (("batched", "batched program"), ("loop", f"{len(runs)} single-run models in a loop")):
         rounds = ", ".join(f"{1 / wall:.2f}" for wall, _ in times[name])
         wall, cpu = min(w for w, _ in times[name]), min(c for _, c in times[name])
-        print(f"{label}: {1 / wall:.2f} steps/s = {len(runs) / wall:.1f} run-steps/s ({per_step / wall / 1e9:.1f} GFLOP/s) by wall clock, {1 / cpu:.2f} steps/s by CPU time; rounds (steps/s, wall): {rounds}")
+        print(
+            f"{label}: {1 / wall:.2f} steps/s = {len(runs) / wall:.1f} run-steps/s ({per_step / wall / 1e9:.1f} "
+            f"GFLOP/s) by wall clock, {1 / cpu:.2f} steps/s by CPU time; rounds (steps/s, wall): {rounds}"
+        )
     wall = min(w for w, _ in times["loop"]) / min(w for w, _ in times["batched"])
     cpu = min(c for _, c in times["loop"]) / min(c for _, c in times["batched"])
     print(f"speed-up of the batched program: {wall:.2f}x by wall clock, {cpu:.2f}x by CPU time")

@@ -1,4 +1,5 @@
 """Moving arrays between NumPy and PyTorch; kernels themselves are written once via array-api-compat."""
+
 from __future__ import annotations
 
 import contextlib

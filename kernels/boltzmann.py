@@ -4,6 +4,7 @@ E(v, h = e_k) = 1/2 sum_i (v_i - mu_ki)^2 / sigma_ki^2 + 1/2 sum_i ln sigma_ki^2
 Arrays: v (N, D), means (K, D), variances (K, D), weights pi (K,). NumPy and PyTorch through
 array-api-compat; random draws come from keyed generators (NumPy PCG64, or a seeded torch.Generator).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -64,7 +65,9 @@ def mixture_moments(means: np.ndarray, variances: np.ndarray, weights: np.ndarra
 # Linear visible-hidden coupling (shared sigma)
 
 
-def coupling_from_means(a: np.ndarray, sigma: np.ndarray, weights_w: np.ndarray, pi: np.ndarray, *, complete_square: bool = True):
+def coupling_from_means(
+    a: np.ndarray, sigma: np.ndarray, weights_w: np.ndarray, pi: np.ndarray, *, complete_square: bool = True
+):
     """mu_k = a + diag(sigma) W_:k and c_k = ln pi_k - a^T diag(sigma)^-1 W_:k - 1/2 ||W_:k||^2.
 
     W: (D, K). complete_square=False drops the -1/2 ||W_:k||^2 term (a mutant).
@@ -76,7 +79,9 @@ def coupling_from_means(a: np.ndarray, sigma: np.ndarray, weights_w: np.ndarray,
     return means, bias
 
 
-def coupling_energies(v: np.ndarray, a: np.ndarray, sigma: np.ndarray, weights_w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+def coupling_energies(
+    v: np.ndarray, a: np.ndarray, sigma: np.ndarray, weights_w: np.ndarray, bias: np.ndarray
+) -> np.ndarray:
     """E_lin(v, e_k) = sum_i (v_i - a_i)^2 / (2 sigma_i^2) - c_k - sum_i (v_i / sigma_i) W_ik: (N, K)."""
     visible = 0.5 * np.sum((v - a) ** 2 / sigma**2, axis=-1)
     return visible[:, None] - bias[None, :] - (v / sigma) @ weights_w
@@ -141,7 +146,9 @@ def sample_hidden(v: Any, means: Any, variances: Any, weights: Any, draws: Keyed
     return h
 
 
-def sample_mixture(points: int, means: np.ndarray, variances: np.ndarray, weights: np.ndarray, key: str, dtype: str = "float64") -> tuple[np.ndarray, np.ndarray]:
+def sample_mixture(
+    points: int, means: np.ndarray, variances: np.ndarray, weights: np.ndarray, key: str, dtype: str = "float64"
+) -> tuple[np.ndarray, np.ndarray]:
     """A labelled mixture sample: counts ~ Multinomial(points, pi) from the stream `key|counts`, labels
     sorted by cluster, then v | h = e_k ~ N(mu_k, Sigma_k) from the stream `key|visible`."""
     counts = keyed_rng(key + "|counts").multinomial(points, weights)

@@ -11,6 +11,7 @@ Setup (CLAIMS.md, eOT): mu = N(1, (1/sqrt(8 pi))^2); nu = 0.5 N(0, 0.02) + 0.5 N
 * ``kernel_sgd``: the baseline dual SGD and the proposed Safe-KL semi-dual SGD, batched over seeds.
 * ``semi_dual_value``: S(v) = E_mu[-eps ln E_nu exp((v(y) - c(x, y))/eps)] + E_nu v <= W_eps.
 """
+
 from __future__ import annotations
 
 import math
@@ -99,7 +100,9 @@ def sinkhorn_dual(n: int, eps: float = EPS, tol: float = 1e-12, max_iter: int = 
             g = g_new
             if done:
                 break
-    penalty = eps * math.exp(_softmin(((f[:, None] + g[None, :] - cost) / eps + la[:, None] + lb[None, :]).ravel(), axis=0))
+    penalty = eps * math.exp(
+        _softmin(((f[:, None] + g[None, :] - cost) / eps + la[:, None] + lb[None, :]).ravel(), axis=0)
+    )
     value = float(a @ f + b @ g - penalty + eps)
     return {"value": value, "x": x, "a": a, "y": y, "b": b, "f": f, "g": g, "iterations": iterations, "n": len(x)}
 
@@ -150,8 +153,19 @@ class GaussSum:
     e^(-(|u| - 1/2)^2) (|u|)^order / order! e^|u| (``error_bound``).
     """
 
-    def __init__(self, series: int, sigma2: float, lo: float, hi: float, *, order: int = 40, cutoff: float = 6.5,
-                 dtype: str = "float64", backend: str = "numpy", device: str = "cpu"):
+    def __init__(
+        self,
+        series: int,
+        sigma2: float,
+        lo: float,
+        hi: float,
+        *,
+        order: int = 40,
+        cutoff: float = 6.5,
+        dtype: str = "float64",
+        backend: str = "numpy",
+        device: str = "cpu",
+    ):
         self.h = math.sqrt(sigma2)
         self.lo = lo
         self.order, self.cutoff = order, cutoff
@@ -168,14 +182,18 @@ class GaussSum:
     def error_bound(self) -> np.ndarray:
         """Absolute error bound of an evaluation, per series."""
         u = np.linspace(0, self.cutoff + 0.5, 2001)
-        log_term = -np.maximum(u - 0.5, 0) ** 2 + self.order * np.log(np.maximum(u, 1e-300)) - gammaln(self.order + 1) + u
+        log_term = (
+            -(np.maximum(u - 0.5, 0) ** 2) + self.order * np.log(np.maximum(u, 1e-300)) - gammaln(self.order + 1) + u
+        )
         truncation = float(np.exp(np.max(log_term)))
-        return to_numpy(self.abs_total).astype(np.float64) * (truncation + math.exp(-self.cutoff**2))
+        return to_numpy(self.abs_total).astype(np.float64) * (truncation + math.exp(-(self.cutoff**2)))
 
     def _powers(self, base):
         """[1, b, b^2, ..., b^(order-1)] along a new last axis."""
         xp = self.xp
-        stacked = xp.concat([xp.ones_like(base)[..., None], xp.broadcast_to(base[..., None], (*base.shape, self.order - 1))], axis=-1)
+        stacked = xp.concat(
+            [xp.ones_like(base)[..., None], xp.broadcast_to(base[..., None], (*base.shape, self.order - 1))], axis=-1
+        )
         return xp.cumulative_prod(stacked, axis=-1)
 
     def add(self, x, weight) -> None:
@@ -219,7 +237,9 @@ class SgdConfig:
     def name(self) -> str:
         if self.method == "baseline":
             return f"baseline sigma2={self.sigma2:g} C={self.C:g}"
-        return f"proposed sigma2={self.sigma2:g} rho={self.rho:g} C={self.C:g}" + (" alpha0=-c(x1,y1)" if self.alpha_init == "cost" else "")
+        return f"proposed sigma2={self.sigma2:g} rho={self.rho:g} C={self.C:g}" + (
+            " alpha0=-c(x1,y1)" if self.alpha_init == "cost" else ""
+        )
 
 
 def _weight(config: SgdConfig, z, floor: float):
@@ -232,8 +252,17 @@ def _weight(config: SgdConfig, z, floor: float):
     return (1.0 / (1.0 + xp.exp(-xp.clip(s + math.log(config.rho), floor, None)))) / config.rho
 
 
-def kernel_sgd(config: SgdConfig, seeds: list[int], iterations: int, checkpoints: tuple[int, ...], *,
-               dtype: str = "float64", backend: str = "numpy", device: str = "cpu", record_steps: bool = False) -> dict:
+def kernel_sgd(
+    config: SgdConfig,
+    seeds: list[int],
+    iterations: int,
+    checkpoints: tuple[int, ...],
+    *,
+    dtype: str = "float64",
+    backend: str = "numpy",
+    device: str = "cpu",
+    record_steps: bool = False,
+) -> dict:
     """Run SGD for every seed at once; keep the v-moments at the checkpoints and the overflow
     diagnostics: the largest exponent argument z/eps reached and the first non-finite iteration.
     Samples come from NumPy generators keyed by seed, whatever the backend."""
@@ -288,7 +317,14 @@ def semi_dual_value(v_sum: GaussSum, moments: np.ndarray, n: int = 400) -> np.nd
     """S(v) per series for v given by GaussSum moments, by quadrature of mu and nu (log-domain, float64)."""
     x, a, y, b = quadrature(n)
     series = moments.shape[0]
-    v_eval = GaussSum(series, v_sum.h**2, v_sum.lo, v_sum.lo + v_sum.h * (moments.shape[1] - 1), order=v_sum.order, cutoff=v_sum.cutoff)
+    v_eval = GaussSum(
+        series,
+        v_sum.h**2,
+        v_sum.lo,
+        v_sum.lo + v_sum.h * (moments.shape[1] - 1),
+        order=v_sum.order,
+        cutoff=v_sum.cutoff,
+    )
     v_eval.moments = np.asarray(moments, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         v = v_eval(np.broadcast_to(y, (series, n)).copy())  # (S, n)

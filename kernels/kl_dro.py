@@ -25,6 +25,7 @@ sees the same minibatches, as in the released code where the seed alone fixes th
 runs of one batch size advance together, one Python loop over steps. Gradients are closed-form
 (2 c_i r_i x_i with the estimator's coefficients c), so no autograd in the loop.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -98,8 +99,10 @@ def objective(theta: Any, X: Any, y: Any, lam: float = LAMBDA, loss_scale: Any =
     scale = None if loss_scale is None else xp.reshape(xp.broadcast_to(loss_scale, theta.shape[:-1]), (-1, 1))
     # NumPy: a few runs at a time, so the (runs, n) temporaries stay in cache (6x faster); torch: at once
     rows = max(1, (1 << 17) // X.shape[0]) if xp is np else flat.shape[0]
-    parts = [_objective_rows(flat[i : i + rows], X, y, lam, xp, None if scale is None else scale[i : i + rows])
-             for i in range(0, max(flat.shape[0], 1), rows)]
+    parts = [
+        _objective_rows(flat[i : i + rows], X, y, lam, xp, None if scale is None else scale[i : i + rows])
+        for i in range(0, max(flat.shape[0], 1), rows)
+    ]
     return xp.reshape(xp.concat(parts), theta.shape[:-1])
 
 
@@ -186,7 +189,12 @@ class ReleasedStreams:
     def permutations(self, epoch: int, n: int) -> np.ndarray:
         import torch
 
-        return np.stack([torch.randperm(n, generator=torch.Generator().manual_seed(int(s))).numpy() for s in self.sampler_seeds[:, epoch]])
+        return np.stack(
+            [
+                torch.randperm(n, generator=torch.Generator().manual_seed(int(s))).numpy()
+                for s in self.sampler_seeds[:, epoch]
+            ]
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,10 +223,21 @@ def batch_slices(n: int, batch: int) -> list[slice]:
     return [slice(start, min(start + batch, n)) for start in range(0, n, batch)]
 
 
-def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams: KeyedStreams | ReleasedStreams,
-             epochs: int = EPOCHS, *, record_every: int = 5, dtype: str = "float64", backend: str = "numpy",
-             device: str = "cpu", theta0: np.ndarray | None = None, checkpoint: Any = None,
-             max_steps: int | None = None) -> dict:
+def sgd_runs(
+    problem: Problem,
+    batch: int,
+    configs: Sequence[RunConfig],
+    streams: KeyedStreams | ReleasedStreams,
+    epochs: int = EPOCHS,
+    *,
+    record_every: int = 5,
+    dtype: str = "float64",
+    backend: str = "numpy",
+    device: str = "cpu",
+    theta0: np.ndarray | None = None,
+    checkpoint: Any = None,
+    max_steps: int | None = None,
+) -> dict:
     """Run every configuration on every stream for `epochs` epochs, all at once.
 
     Returns numpy arrays indexed (stream, configuration[, record]): `objective` L at epochs 0,
@@ -250,22 +269,34 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
     records = list(range(0, epochs + 1, record_every)) if max_steps is None else [0]
     if records[-1] != epochs and max_steps is None:
         records.append(epochs)
-    L0 = float(to_numpy(objective(to_backend(problem.theta0[None, :], backend, device), X64, y64, lam))[0])  # of l = r^2
+    # of l = r^2
+    L0 = float(to_numpy(objective(to_backend(problem.theta0[None, :], backend, device), X64, y64, lam))[0])
 
     state = checkpoint.load() if checkpoint is not None else None
     if state is None:
         theta = np.broadcast_to(start.astype(dtype), (S, C, d)).copy()
         state = {
-            "step": 0, "active": np.arange(C), "theta": theta, "alpha": np.zeros((S, C), dtype=dtype),
-            "buf_theta": np.zeros((S, C, d), dtype=dtype), "buf_alpha": np.zeros((S, C), dtype=dtype),
-            "objective": np.full((S, C, len(records)), np.nan), "objective64": np.full((S, C, len(records)), np.nan),
+            "step": 0,
+            "active": np.arange(C),
+            "theta": theta,
+            "alpha": np.zeros((S, C), dtype=dtype),
+            "buf_theta": np.zeros((S, C, d), dtype=dtype),
+            "buf_alpha": np.zeros((S, C), dtype=dtype),
+            "objective": np.full((S, C, len(records)), np.nan),
+            "objective64": np.full((S, C, len(records)), np.nan),
             "first_nonfinite_epoch": np.full((S, C), -1, dtype=np.int64),
             "peak_loss": np.zeros((S, C)),
         }
     active = state["active"]
     full_theta, full_alpha = state["theta"], state["alpha"]
-    theta, alpha = to_backend(full_theta[:, active], backend, device), to_backend(full_alpha[:, active], backend, device)
-    buf_theta, buf_alpha = to_backend(state["buf_theta"][:, active], backend, device), to_backend(state["buf_alpha"][:, active], backend, device)
+    theta, alpha = (
+        to_backend(full_theta[:, active], backend, device),
+        to_backend(full_alpha[:, active], backend, device),
+    )
+    buf_theta, buf_alpha = (
+        to_backend(state["buf_theta"][:, active], backend, device),
+        to_backend(state["buf_alpha"][:, active], backend, device),
+    )
     peak = to_backend(state["peak_loss"][:, active].astype(dtype), backend, device)  # largest batch loss so far
 
     def arrays_for(active_now: np.ndarray):
@@ -273,7 +304,13 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
         lr = to_backend(etas[active_now], backend, device)
         proposed = to_backend((active_now >= n_base_all).astype(dtype), backend, device)[None, :]  # 0: alpha stays 0
         scale = to_backend(loss_scales[active_now], backend, device)[None, :, None] if scaled_loss else None
-        return n_base, lr[None, :, None], lr[None, :] * proposed, to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None], scale
+        return (
+            n_base,
+            lr[None, :, None],
+            lr[None, :] * proposed,
+            to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None],
+            scale,
+        )
 
     def record(epoch: int) -> None:
         if epoch in records:
@@ -281,8 +318,17 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
             scale = None if loss_scale is None else loss_scale[..., 0]
             state["objective"][:, active, k] = to_numpy(objective(theta, X, y, lam, scale)).astype(np.float64)
             state["objective64"][:, active, k] = (
-                state["objective"][:, active, k] if dtype == "float64"
-                else to_numpy(objective(xp.astype(theta, xp.float64), X64, y64, lam, None if scale is None else xp.astype(scale, xp.float64)))
+                state["objective"][:, active, k]
+                if dtype == "float64"
+                else to_numpy(
+                    objective(
+                        xp.astype(theta, xp.float64),
+                        X64,
+                        y64,
+                        lam,
+                        None if scale is None else xp.astype(scale, xp.float64),
+                    )
+                )
             )
 
     n_base, lr_theta, lr_alpha, log_rho, loss_scale = arrays_for(active)
@@ -335,7 +381,13 @@ def sgd_runs(problem: Problem, batch: int, configs: Sequence[RunConfig], streams
                 full_alpha[:, active] = to_numpy(alpha)
                 state["peak_loss"][:, active] = to_numpy(peak)
                 kept = to_backend(np.nonzero(keep)[0], backend, device)
-                active, theta, alpha, peak, peak_b = active[keep], theta[:, kept], alpha[:, kept], peak[:, kept], peak_b[:, kept]
+                active, theta, alpha, peak, peak_b = (
+                    active[keep],
+                    theta[:, kept],
+                    alpha[:, kept],
+                    peak[:, kept],
+                    peak_b[:, kept],
+                )
                 buf_theta, buf_alpha = buf_theta[:, kept], buf_alpha[:, kept]
                 n_base, lr_theta, lr_alpha, log_rho, loss_scale = arrays_for(active)
             if checkpoint is not None and checkpoint.due(epoch) and epoch < epochs:

@@ -14,6 +14,7 @@ points in index order and moves x from a (|a| >= 2) to the b minimising |b|/(|b|
 when that is strictly below |a|/(|a|-1) ||x - c_a||^2; a singleton never moves; an empty cluster has
 no mean (Lloyd never assigns to it; Hartigan may move a point into it at cost 0).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -11,6 +11,7 @@ the stationarity condition E_mu w_rho(phi - alpha) = 1 reads E_mu sigmoid(phi - 
 root in beta, bracketed by [min phi, max phi] - logit(rho), found by safeguarded Newton in log-space
 (sigmoid and softplus never overflow, whatever the spread of phi).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -107,7 +108,9 @@ def _solve_beta_padded(phi: Any, mu: Any, rho: Any, lo: Any, hi: Any, iterations
     return beta
 
 
-def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = SOLVE_BETA_TOL) -> np.ndarray:
+def solve_beta(
+    phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: int = 100, tol: float = SOLVE_BETA_TOL
+) -> np.ndarray:
     """Root beta of E_mu sigmoid(phi - beta) = rho for every instance (B,).
 
     Newton on the log-residual ln E_mu sigmoid(phi - beta) - ln rho (nearly linear in beta in the
@@ -151,7 +154,9 @@ def solve_beta(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, *, iterations: 
             newton = b + residual * total / curvature
         lo[rows] = np.where(residual >= 0, b, lo[rows])
         hi[rows] = np.where(residual <= 0, b, hi[rows])
-        inside = np.isfinite(newton) & (newton >= lo[rows]) & (newton <= hi[rows]) & (np.abs(newton - b) <= 0.5 * last[rows])
+        inside = (
+            np.isfinite(newton) & (newton >= lo[rows]) & (newton <= hi[rows]) & (np.abs(newton - b) <= 0.5 * last[rows])
+        )
         step = np.where(inside, newton, 0.5 * (lo[rows] + hi[rows]))
         # A converged point is kept: its residual was evaluated, the step after it never is (near the root
         # the halving rule can refuse Newton's rounding-sized step, and the bisection that replaces it jumps
@@ -178,7 +183,9 @@ def root_resolution(phi: np.ndarray, mu: np.ndarray, rho: np.ndarray, beta: np.n
     eps = float(np.finfo(np.float64).eps)
     rho = np.asarray(rho, dtype=np.float64).reshape(-1)
     sigma = _sigmoid(phi - beta[:, None])
-    step_rule = np.sum(mu * sigma * (1 - sigma), axis=1) * (SOLVE_BETA_TOL * np.maximum(1.0, np.abs(beta)) + 4 * np.spacing(np.abs(beta)))
+    step_rule = np.sum(mu * sigma * (1 - sigma), axis=1) * (
+        SOLVE_BETA_TOL * np.maximum(1.0, np.abs(beta)) + 4 * np.spacing(np.abs(beta))
+    )
     residual_rule = (SOLVE_BETA_RESIDUAL_TOL + 2 * eps * (1 + np.abs(np.log(rho)))) * rho
     return np.maximum(step_rule, residual_rule) + 2 * (np.sum(mu > 0, axis=1) + 2) * eps * rho
 

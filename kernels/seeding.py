@@ -1,4 +1,5 @@
 """Random generators keyed by stable strings, never by global state or worker identity."""
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
 """Small, exact statistics used as evidence: binomial confidence bounds, sign and trend tests."""
+
 from __future__ import annotations
 
 import math

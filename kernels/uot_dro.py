@@ -24,6 +24,7 @@ FC-128 weights (4.7 MB a run, read 13 times per DRO step) are still in cache whe
 whose loss, gradient or parameters become non-finite is recorded as overflowed at that step and frozen
 at its last finite parameters; the other runs never see it. CPU and CUDA.
 """
+
 from __future__ import annotations
 
 import math
@@ -95,7 +96,9 @@ def sample_indices(master_seed: int, seed: int, start: int, count: int, n: int) 
     while filled < count:
         position = start + filled
         block, offset = divmod(position, STREAM_BLOCK)
-        draws = np.random.default_rng(key_seed(f"{master_seed}|uot-dro|stream|seed={seed}|n={n}|block={block}")).integers(0, n, STREAM_BLOCK)
+        draws = np.random.default_rng(
+            key_seed(f"{master_seed}|uot-dro|stream|seed={seed}|n={n}|block={block}")
+        ).integers(0, n, STREAM_BLOCK)
         take = min(count - filled, STREAM_BLOCK - offset)
         out[filled : filled + take] = draws[offset : offset + take]
         filled += take
@@ -119,7 +122,9 @@ def forward_features(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
     many (B > 1: evaluation, one run on a chunk of images) through features_grouped, where a run's
     filters see the B images at once."""
     if x.shape[1] == 1:
-        weights = (params[name] for name in ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", FC1, "fc1.bias"))
+        weights = (
+            params[name] for name in ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", FC1, "fc1.bias")
+        )
         pre, a = _OneImagePerRun.apply(x, *weights, params.get(CONV2_TAPS))
         return a, pre
     return features_grouped(params, x)
@@ -130,8 +135,12 @@ def features_grouped(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
     pooling is fast) and a batched matrix product, differentiated by autograd: any B."""
     runs, batch = x.shape[:2]
     h = x.transpose(0, 1).reshape(batch, runs, 28, 28).contiguous(memory_format=torch.channels_last)
-    h = F.relu(F.conv2d(h, params["conv1.weight"].reshape(runs * 32, 1, 3, 3), params["conv1.bias"].reshape(-1), groups=runs))
-    h = F.relu(F.conv2d(h, params["conv2.weight"].reshape(runs * 64, 32, 3, 3), params["conv2.bias"].reshape(-1), groups=runs))
+    h = F.relu(
+        F.conv2d(h, params["conv1.weight"].reshape(runs * 32, 1, 3, 3), params["conv1.bias"].reshape(-1), groups=runs)
+    )
+    h = F.relu(
+        F.conv2d(h, params["conv2.weight"].reshape(runs * 64, 32, 3, 3), params["conv2.bias"].reshape(-1), groups=runs)
+    )
     h = F.max_pool2d(h, 2)  # (B, R * 64, 12, 12)
     a = h.reshape(batch, runs, 9216).transpose(0, 1)  # flattened as nn.Module's flatten: (channel, row, column)
     return a, torch.baddbmm(params["fc1.bias"].unsqueeze(1), a, params[FC1].transpose(1, 2))
@@ -163,13 +172,18 @@ def conv2_taps(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """conv2's filters (R, 64, 32, 3, 3) as per-tap matrices: (9, R, 32, 64) for the forward product and
     (9, R, 64, 32) for the input gradient, tap t = 3 kh + kw."""
     runs = weight.shape[0]
-    return weight.permute(3, 4, 0, 2, 1).contiguous().view(9, runs, 32, 64), weight.permute(3, 4, 0, 1, 2).contiguous().view(9, runs, 64, 32)
+    return (
+        weight.permute(3, 4, 0, 2, 1).contiguous().view(9, runs, 32, 64),
+        weight.permute(3, 4, 0, 1, 2).contiguous().view(9, runs, 64, 32),
+    )
 
 
 def _shifted(t: torch.Tensor, rows: int, width: int) -> list[torch.Tensor]:
     """The nine views t[:, off : off + rows] (off = kh * width + kw, tap order) of t (R, P, C) contiguous."""
     runs, _, channels = t.shape
-    v = t.as_strided((3, 3, runs, rows, channels), (width * channels, channels, t.stride(0), channels, 1), t.storage_offset())
+    v = t.as_strided(
+        (3, 3, runs, rows, channels), (width * channels, channels, t.stride(0), channels, 1), t.storage_offset()
+    )
     return [tap for row in v.unbind(0) for tap in row.unbind(0)]
 
 
@@ -177,7 +191,9 @@ def _windows(t: torch.Tensor, width: int, offset: int = 0) -> torch.Tensor:
     """The 2x2 pooling windows (R, 12, 2, 12, 2, 64) of a 24 x 24 x 64 map stored with rows `width` wide."""
     runs = t.shape[0]
     row = width * 64
-    return t.as_strided((runs, 12, 2, 12, 2, 64), (t.stride(0), 2 * row, row, 128, 64, 1), t.storage_offset() + offset * 64)
+    return t.as_strided(
+        (runs, 12, 2, 12, 2, 64), (t.stride(0), 2 * row, row, 128, 64, 1), t.storage_offset() + offset * 64
+    )
 
 
 def _gradient_plane(runs: int, like: torch.Tensor) -> torch.Tensor:
@@ -205,7 +221,9 @@ class _OneImagePerRun(torch.autograd.Function):
         for h, w in products:
             c2.baddbmm_(h, w)
         win = _windows(c2, 26)
-        m = torch.maximum(torch.maximum(win[:, :, 0, :, 0], win[:, :, 0, :, 1]), torch.maximum(win[:, :, 1, :, 0], win[:, :, 1, :, 1]))
+        m = torch.maximum(
+            torch.maximum(win[:, :, 0, :, 0], win[:, :, 0, :, 1]), torch.maximum(win[:, :, 1, :, 0], win[:, :, 1, :, 1])
+        )
         a = m.view(runs, 144, 64).transpose(1, 2).relu().reshape(runs, 1, 9216)
         pre = torch.baddbmm(bf.unsqueeze(1), a, wf.transpose(1, 2))
         ctx.save_for_backward(cols, h1, c2, m, a, w1, wf, backward_taps)
@@ -239,10 +257,15 @@ class _OneImagePerRun(torch.autograd.Function):
         slots[:, :, 1, :, 1] = rest
         if need_w2:  # sum over the valid positions of (input at the tap's offset) x (gradient), per tap
             g_c2 = torch.zeros_like(c2)
-            g_c2.as_strided((runs, 24, 24, 64), (c2.stride(0), 26 * 64, 64, 1)).copy_(plane.view(runs, 28, 28, 64)[:, 2:26, 2:26])
-            g_w2 = torch.stack([torch.bmm(g_c2.transpose(1, 2), h) for h in _shifted(h1, 622, 26)], dim=-1).view(runs, 64, 32, 3, 3)
+            g_c2.as_strided((runs, 24, 24, 64), (c2.stride(0), 26 * 64, 64, 1)).copy_(
+                plane.view(runs, 28, 28, 64)[:, 2:26, 2:26]
+            )
+            g_w2 = torch.stack([torch.bmm(g_c2.transpose(1, 2), h) for h in _shifted(h1, 622, 26)], dim=-1).view(
+                runs, 64, 32, 3, 3
+            )
         if need_x or need_w1 or need_b1:
-            products = zip(reversed(_shifted(plane, 726, 28)), backward_taps.unbind(0))  # tap (kh, kw) reads offset (2 - kh, 2 - kw)
+            # tap (kh, kw) reads offset (2 - kh, 2 - kw)
+            products = zip(reversed(_shifted(plane, 726, 28)), backward_taps.unbind(0))
             g, w = next(products)
             g_h1 = torch.bmm(g, w)  # (R, 726, 32), rows 28 wide
             for g, w in products:
@@ -277,6 +300,7 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 def overflow_threshold(dtype: torch.dtype = torch.float32) -> float:
     """Smallest z (to the dtype's resolution) with exp(z) non-finite in dtype, by bisection on torch.exp."""
+
     def finite(z: float) -> bool:
         return bool(torch.isfinite(torch.exp(torch.tensor(z, dtype=dtype))))
 
@@ -295,12 +319,21 @@ def overflow_threshold(dtype: torch.dtype = torch.float32) -> float:
 # Inner maximisation and the objectives
 
 
-def inner_objective(params: dict[str, torch.Tensor], z: torch.Tensor, x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA) -> torch.Tensor:
+def inner_objective(
+    params: dict[str, torch.Tensor], z: torch.Tensor, x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA
+) -> torch.Tensor:
     """l(theta; z, y) - lambda ||z - x||^2 per run and image: (R, B)."""
     return cross_entropy(forward(params, z), y) - lam * (z - x).pow(2).sum(dim=(-3, -2, -1))
 
 
-def inner_maximise(params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA, steps: int = INNER_STEPS, trace: bool = False):
+def inner_maximise(
+    params: dict[str, torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    lam: float = LAMBDA,
+    steps: int = INNER_STEPS,
+    trace: bool = False,
+):
     """z* ~ argmax_z l(theta; z, y) - lambda ||z - x||^2 by Nesterov ascent from z = x (per run, image).
 
     params are held fixed (detached; conv2's per-tap filters prepared once for the steps). With trace=True
@@ -337,7 +370,9 @@ def proposed_loss(lhat: torch.Tensor, alpha: torch.Tensor, rho: float = RHO) -> 
     return alpha + (lb / rho) * F.softplus((lhat - alpha) / lb + math.log(rho))
 
 
-def adversarial_losses(params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, chunk: int = 200) -> torch.Tensor:
+def adversarial_losses(
+    params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, chunk: int = 200
+) -> torch.Tensor:
     """lhat (n,) of ONE run (params without the run axis) on n images x (n, 1, 28, 28), in image chunks.
 
     Evaluation loops over runs (each chunk of images is one large batch for that run's convolutions);
@@ -410,8 +445,14 @@ def _rows(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 def _joined(parts: list[tuple]) -> tuple:
     """Per-group results (tensors and dicts of tensors, rows along the first axis) joined along the rows."""
+
     def join(items):
-        return {k: torch.cat([item[k] for item in items]) for k in items[0]} if isinstance(items[0], dict) else torch.cat(items)
+        return (
+            {k: torch.cat([item[k] for item in items]) for k in items[0]}
+            if isinstance(items[0], dict)
+            else torch.cat(items)
+        )
+
     return tuple(join(items) for items in zip(*parts))
 
 
@@ -435,13 +476,22 @@ class Program:
     when that also fails.
     """
 
-    def __init__(self, runs: Sequence[Run], master_seed: int, device: str = "cpu", keep_frozen: bool = False,
-                 dtype: torch.dtype = torch.float32) -> None:
+    def __init__(
+        self,
+        runs: Sequence[Run],
+        master_seed: int,
+        device: str = "cpu",
+        keep_frozen: bool = False,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
         # dtype: float32 as the paper trains; float64 only for reference tests of the update code.
         self.runs = order_runs(runs)
         self.device = torch.device(device)
         inits = {s: init_parameters(master_seed, s) for s in sorted({r.seed for r in self.runs})}
-        self.params = {name: torch.stack([inits[r.seed][name] for r in self.runs]).to(self.device, dtype) for name in PARAMETER_SHAPES}
+        self.params = {
+            name: torch.stack([inits[r.seed][name] for r in self.runs]).to(self.device, dtype)
+            for name in PARAMETER_SHAPES
+        }
         count = len(self.runs)
         self.rows = np.arange(count)  # run index of each batch row (block order is kept)
         self.alpha = torch.zeros(count, dtype=dtype, device=self.device)
@@ -473,7 +523,10 @@ class Program:
             "rows": self.rows.copy(),
             "params": {k: cpu(v) for k, v in self.params.items()},
             **{name: cpu(getattr(self, name)) for name in BATCHED if name != "params"},
-            **{name: getattr(self, name).copy() for name in ("overflow_step", "overflow_exponent", "final_max_exponent", "final_alpha")},
+            **{
+                name: getattr(self, name).copy()
+                for name in ("overflow_step", "overflow_exponent", "final_max_exponent", "final_alpha")
+            },
             "frozen": {i: {k: cpu(v) for k, v in p.items()} for i, p in self.frozen.items()},
         }
 
@@ -516,7 +569,11 @@ class Program:
         pooled features) of batch rows start .. stop - 1 on their images x, labels y."""
         nb, npr, _ = self.blocks
         dro = nb + npr
-        blocks = (max(0, min(stop, nb) - start), max(0, min(stop, dro) - max(start, nb)), max(0, stop - max(start, dro)))
+        blocks = (
+            max(0, min(stop, nb) - start),
+            max(0, min(stop, dro) - max(start, nb)),
+            max(0, stop - max(start, dro)),
+        )
         params = {k: p[start:stop] for k, p in self.params.items()}
         x, y = x[start:stop], y[start:stop]
         split = blocks[0] + blocks[1]  # rows of DRO runs
@@ -534,7 +591,13 @@ class Program:
     def _update(self, losses, lhat, grads, grad_alpha, grad_pre, features) -> None:
         nb, npr, _ = self.blocks
         lb = LAMBDA * BETA
-        exponent = torch.cat([lhat[:nb, 0] / lb, (lhat[nb : nb + npr, 0] - self.alpha[nb : nb + npr]) / lb + math.log(RHO), torch.full_like(lhat[nb + npr :, 0], -math.inf)])
+        exponent = torch.cat(
+            [
+                lhat[:nb, 0] / lb,
+                (lhat[nb : nb + npr, 0] - self.alpha[nb : nb + npr]) / lb + math.log(RHO),
+                torch.full_like(lhat[nb + npr :, 0], -math.inf),
+            ]
+        )
         exponent = torch.nan_to_num(exponent, nan=math.inf, posinf=math.inf, neginf=-math.inf)
         rate = self.lr
         candidate = {n: self.params[n] - _rows(rate, g) * g for n, g in grads.items()}
@@ -557,7 +620,11 @@ class Program:
         healthy = finite  # per run: one run's overflow must not touch the others
         self.max_exponent = torch.maximum(self.max_exponent, exponent)
         zero = lambda t: torch.where(_rows(healthy, t), t, torch.zeros_like(t))  # noqa: E731
-        previous = {k: v[~healthy].clone() for k, v in self.params.items()} if self.keep_frozen and not bool(healthy.all()) else None
+        previous = (
+            {k: v[~healthy].clone() for k, v in self.params.items()}
+            if self.keep_frozen and not bool(healthy.all())
+            else None
+        )
         self.params[FC1].baddbmm_(zero(-_rows(rate, grad_pre) * grad_pre).transpose(1, 2), zero(features))
         for n, tensor in candidate.items():
             self.params[n] = torch.where(_rows(healthy, tensor), tensor, self.params[n])
@@ -648,12 +715,19 @@ def train(
     """Train every run for `steps` steps as one batched program, evaluating at `checkpoints` (and at
     0 and `steps`). `checkpoint` is the result store's Checkpoint (load / due / save) or None.
 
-    The value is plain NumPy and Python (the store's data-only codec keeps it): the runs, their overflow steps, the curves at the
-    checkpoints, the timings.
+    The value is plain NumPy and Python (the store's data-only codec keeps it): the runs, their overflow
+    steps, the curves at the checkpoints, the timings.
     """
     program = Program(runs, master_seed, device)
     marks = sorted({0, *[int(c) for c in checkpoints if 0 <= c <= steps], steps})
-    curves: dict[str, list] = {"step": [], "F": [], "test_accuracy": [], "val_accuracy": [], "lhat": [], "clean_loss": []}
+    curves: dict[str, list] = {
+        "step": [],
+        "F": [],
+        "test_accuracy": [],
+        "val_accuracy": [],
+        "lhat": [],
+        "clean_loss": [],
+    }
     n_train = data.x_train.shape[0]
     seconds = {"train": 0.0, "evaluate": 0.0}
     run_steps = 0  # run-steps computed (a frozen run computes no more)
@@ -675,7 +749,9 @@ def train(
         if step >= steps or len(program.rows) == 0:
             break
         take = min(STREAM_BLOCK - step % STREAM_BLOCK, min(m for m in marks if m > step) - step)
-        streams = torch.as_tensor(np.stack([sample_indices(master_seed, s, step, take, n_train) for s in unique_seeds]), device=program.device)
+        streams = torch.as_tensor(
+            np.stack([sample_indices(master_seed, s, step, take, n_train) for s in unique_seeds]), device=program.device
+        )
         started = time.perf_counter()
         rows, row_index = None, None
         for t in range(take):
@@ -687,7 +763,15 @@ def train(
             program.step(data.x_train[chosen].unsqueeze(1), data.y_train[chosen].unsqueeze(1))
             if checkpoint is not None and checkpoint.due(program.step_count):
                 so_far = {**seconds, "train": seconds["train"] + time.perf_counter() - started}
-                checkpoint.save({"step": program.step_count, "program": program.state(), "curves": curves, "seconds": so_far, "run_steps": run_steps})
+                checkpoint.save(
+                    {
+                        "step": program.step_count,
+                        "program": program.state(),
+                        "curves": curves,
+                        "seconds": so_far,
+                        "run_steps": run_steps,
+                    }
+                )
             if len(program.rows) == 0:
                 break
         if program.device.type == "cuda":
@@ -696,6 +780,7 @@ def train(
         if progress is not None:
             progress(program.step_count, seconds["train"])
     program.finish()
+
     def stacked(key: str) -> np.ndarray:  # (runs, checkpoints, ...), NaN at checkpoints never reached
         shape = curves[key][0].shape
         rows = curves[key] + [np.full(shape, np.nan, dtype=curves[key][0].dtype)] * (len(marks) - len(curves[key]))

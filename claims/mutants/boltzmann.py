@@ -1,5 +1,6 @@
 """Mutants of the Boltzmann-machine kernels (claims B1-B5): wrong signs, dropped terms, constants off
 by 1%, a lost precision, a sampler with slightly wrong probabilities, a Gibbs step that reuses v."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant

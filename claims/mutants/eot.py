@@ -1,5 +1,6 @@
 """Mutants of the eOT kernels (claim L4): the errors a reimplementation of the kernel SGD of both
 methods, its fast Gaussian sums, the overflow threshold and the Sinkhorn reference is likely to make."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant

@@ -1,5 +1,6 @@
 """Mutants of the KL-DRO kernel (claim L5): the errors a reimplementation of estimators (18), (19) and
 PyTorch's Nesterov SGD is likely to make."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant
@@ -10,7 +11,8 @@ MUTANTS = [
         target="kernels.kl_dro:proposed_weights",
         old="(losses - alpha) / lam + log_rho",
         new="(losses - alpha) / lam",
-        why="estimator (19) without the ln rho inside the softplus: weights sigmoid(s)/rho instead of e^s/(1 + rho e^s)",
+        why="estimator (19) without the ln rho inside the softplus: weights sigmoid(s)/rho instead of "
+        "e^s/(1 + rho e^s)",
     ),
     Mutant(
         "kl-dro-heavy-ball",
@@ -24,7 +26,8 @@ MUTANTS = [
         target="kernels.kl_dro:baseline_weights",
         old="    return p\n",
         new="    return p * (1.0 + scaled - xp.sum(p * scaled, axis=-1, keepdims=True))\n",
-        why="estimator (18) differentiated through its softmax weights (the released code holds them fixed under no_grad)",
+        why="estimator (18) differentiated through its softmax weights (the released code holds them fixed "
+        "under no_grad)",
     ),
     Mutant(
         "kl-dro-softmax-unnormalised",
@@ -78,17 +81,20 @@ MUTANTS = [
     Mutant(
         "kl-dro-proposed-theta-frozen",
         target="kernels.kl_dro:sgd_runs",
-        old="return n_base, lr[None, :, None], lr[None, :] * proposed,",
-        new="return n_base, (lr * (1.0 - proposed[0]))[None, :, None], lr[None, :] * proposed,",
-        why="the proposed runs train alpha only (theta left out of the optimiser's parameters): theta stays at theta_0, so L_final = L_0 "
-            "and the logbook's rule calls every proposed run converged (the printed claim would come out true)",
+        old="n_base,\n            lr[None, :, None],\n",
+        new="n_base,\n            (lr * (1.0 - proposed[0]))[None, :, None],\n",
+        why="the proposed runs train alpha only (theta left out of the optimiser's parameters): theta stays at "
+        "theta_0, so L_final = L_0 and the logbook's rule calls every proposed run converged (the printed claim "
+        "would come out true)",
     ),
     Mutant(
         "kl-dro-proposed-step-over-batch",
         target="kernels.kl_dro:sgd_runs",
         old="lr = to_backend(etas[active_now], backend, device)",
-        new="lr = to_backend((etas[active_now] / np.where(active_now >= n_base_all, batch, 1)).astype(etas.dtype), backend, device)",
-        why="the proposed runs' stepsize divided by the batch size (a per-sample stepsize convention applied to the batch-mean estimator): "
-            "at batch 10, eta = 1e-4 acts as 1e-5, inside the table's stable region for large rho (the printed claim can come out true)",
+        new="lr = to_backend((etas[active_now] / np.where(active_now >= n_base_all, batch, 1)).astype(etas.dtype), "
+        "backend, device)",
+        why="the proposed runs' stepsize divided by the batch size (a per-sample stepsize convention applied to the "
+        "batch-mean estimator): at batch 10, eta = 1e-4 acts as 1e-5, inside the table's stable region for large "
+        "rho (the printed claim can come out true)",
     ),
 ]

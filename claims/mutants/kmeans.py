@@ -1,5 +1,6 @@
 """Mutants of the k-means kernels (claims K1-K3): the errors a reimplementation of the seed script's
 data, Lloyd, Hartigan, the Gram and Wishart routes and NMI is likely to make."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant
@@ -68,7 +69,8 @@ MUTANTS = [
         target="kernels.kmeans:is_lloyd_fixed",
         old="_own(dist, labels) <= xp.min(dist, axis=-1)",
         new="_own(dist, labels) < xp.min(dist, axis=-1)",
-        why="the Lloyd fixed-point test with a strict inequality (a point is always as near its own mean as the nearest)",
+        why="the Lloyd fixed-point test with a strict inequality (a point is always as near its own mean as "
+        "the nearest)",
     ),
     # Hartigan
     Mutant(

@@ -1,5 +1,6 @@
 """Mutants of the Safe-KL kernels (claims L1, L1b, L2, L3): the errors a reimplementation of f_rho, its
 conjugate, the dual F_rho and its solver, LogSumExp and CVaR is likely to make."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant
@@ -137,8 +138,8 @@ MUTANTS = [
     Mutant(
         "safe-kl/cvar-lower-tail",
         target="kernels.safe_kl:_sorted_desc",
-        old="np.argsort(-phi, axis=-1, kind=\"stable\")",
-        new="np.argsort(phi, axis=-1, kind=\"stable\")",
+        old='np.argsort(-phi, axis=-1, kind="stable")',
+        new='np.argsort(phi, axis=-1, kind="stable")',
         why="the kinks of the variational CVaR walked from the bottom (the lower tail's order)",
     ),
     Mutant(

@@ -1,5 +1,6 @@
 """Mutants of the statistics helpers (kernels/stats.py) that K2 and K3 rest on: a looser confidence
 level, a two-sided bound for a one-sided one, p-values too small, a dropped variance term."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant

@@ -1,5 +1,6 @@
 """Mutants of the UOT-DRO kernel (claim L6): the errors a reimplementation of objectives (21), (22), the
 inner maximisation and a batched program of many runs is likely to make."""
+
 from __future__ import annotations
 
 from pytest_claims.mutants import Mutant

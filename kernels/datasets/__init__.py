@@ -9,6 +9,7 @@ that is there but wrong raises `DataCorrupt` (the suite turns it into an error, 
 The notes on each data set (origin, layout, checksums, known figures) are in README.md beside this
 module.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,4 +62,6 @@ def find_file(data_dir: Path | None, *names: str) -> Path | None:
 def unavailable(names: str, data_dir: Path | None, fallback_error: str) -> DataUnavailable:
     """The one-line reason for a missing data set: the file, the option, and why the download failed."""
     where = f"not in {data_dir}" if data_dir is not None else "no data directory given"
-    return DataUnavailable(f"data file {names} needed ({where}; pass {DATA_DIR_OPTION}); download fallback: {fallback_error}")
+    return DataUnavailable(
+        f"data file {names} needed ({where}; pass {DATA_DIR_OPTION}); download fallback: {fallback_error}"
+    )

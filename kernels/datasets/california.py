@@ -5,6 +5,7 @@ converted here), verifies the file's sha256 and the known figures (row 0, target
 back to `sklearn.datasets.fetch_california_housing` (its own cache and download) unless downloads are
 forbidden; else raises DataUnavailable naming the file and the option.
 """
+
 from __future__ import annotations
 
 import zipfile
@@ -39,7 +40,9 @@ def from_statlib(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The raw StatLib columns (longitude, latitude, housingMedianAge, totalRooms, totalBedrooms,
     population, households, medianIncome, medianHouseValue) in scikit-learn's form."""
     lon, lat, age, rooms, bedrooms, population, households, income, value = table.T
-    data = np.column_stack([income, age, rooms / households, bedrooms / households, population, population / households, lat, lon])
+    data = np.column_stack(
+        [income, age, rooms / households, bedrooms / households, population, population / households, lat, lon]
+    )
     return data, value / 100_000.0
 
 
@@ -51,7 +54,9 @@ def check_figures(data: np.ndarray, target: np.ndarray, source: str) -> None:
         raise DataCorrupt(f"{source}: non-finite values")
     # row 0 is printed to at most 6 decimals, the target mean to 6
     if not np.allclose(data[0], ROW0, rtol=0, atol=5e-6) or abs(target[0] - ROW0_TARGET) > 1e-12:
-        raise DataCorrupt(f"{source}: row 0 is {data[0].tolist()} / {target[0]}, expected {ROW0.tolist()} / {ROW0_TARGET}")
+        raise DataCorrupt(
+            f"{source}: row 0 is {data[0].tolist()} / {target[0]}, expected {ROW0.tolist()} / {ROW0_TARGET}"
+        )
     if abs(float(target.mean()) - TARGET_MEAN) > 1e-6:
         raise DataCorrupt(f"{source}: target mean {target.mean():.7f}, expected {TARGET_MEAN}")
 
@@ -59,8 +64,13 @@ def check_figures(data: np.ndarray, target: np.ndarray, source: str) -> None:
 def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as archive:
-            names = tuple(str(n) for n in archive["feature_names"]) if "feature_names" in archive.files else FEATURE_NAMES
-            data, target = np.asarray(archive["data"], dtype=np.float64), np.asarray(archive["target"], dtype=np.float64)
+            names = (
+                tuple(str(n) for n in archive["feature_names"]) if "feature_names" in archive.files else FEATURE_NAMES
+            )
+            data, target = (
+                np.asarray(archive["data"], dtype=np.float64),
+                np.asarray(archive["target"], dtype=np.float64),
+            )
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise DataCorrupt(f"{path}: unreadable npz ({error})") from None
     if names != FEATURE_NAMES:
@@ -95,7 +105,11 @@ def load_california(data_dir: Path | str | None, *, verify_checksum: bool = True
 
         bunch = fetch_california_housing()
     except Exception as error:  # network, cache or archive errors all mean: not available here
-        raise unavailable(f"{NPZ_NAME} or {RAW_NAME}", data_dir, f"sklearn fetch_california_housing failed ({type(error).__name__}: {' '.join(str(error).split())})") from None
+        raise unavailable(
+            f"{NPZ_NAME} or {RAW_NAME}",
+            data_dir,
+            f"sklearn fetch_california_housing failed ({type(error).__name__}: {' '.join(str(error).split())})",
+        ) from None
     source = "sklearn.datasets.fetch_california_housing"
     data, target = np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target, dtype=np.float64)
     check_figures(data, target, source)

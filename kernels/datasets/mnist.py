@@ -11,6 +11,7 @@ downloads are forbidden; else it raises DataUnavailable naming the file and the 
 float32 arrays of the 50000 / 10000 train / validation split keyed by the master seed (training and
 validation carry the noisy labels; the test set keeps the clean ones).
 """
+
 from __future__ import annotations
 
 import functools
@@ -46,7 +47,10 @@ NOISY_COUNT = 15000
 TRAIN_SIZE, VALIDATION_SIZE = 50000, 10000
 
 MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/")
-NOISY_URL = "https://github.com/gorkemalgan/corrupting_labels_with_distillation/raw/refs/heads/master/noisylabels/mnist/" + NOISY_LABELS
+NOISY_URL = (
+    "https://github.com/gorkemalgan/corrupting_labels_with_distillation/raw/refs/heads/master/noisylabels/mnist/"
+    + NOISY_LABELS
+)
 CACHE_ENV = "CLAIMS_CACHE_DIR"
 
 
@@ -111,7 +115,13 @@ def _read_noisy(path: Path) -> np.ndarray:
 def check_figures(mnist: Mnist) -> None:
     """DataCorrupt unless shapes, pixel mean / std, class counts and the noise count are the known ones."""
     src = mnist.source
-    shapes = (mnist.train_images.shape, mnist.train_labels.shape, mnist.noisy_labels.shape, mnist.test_images.shape, mnist.test_labels.shape)
+    shapes = (
+        mnist.train_images.shape,
+        mnist.train_labels.shape,
+        mnist.noisy_labels.shape,
+        mnist.test_images.shape,
+        mnist.test_labels.shape,
+    )
     if shapes != ((60000, 28, 28), (60000,), (60000,), (10000, 28, 28), (10000,)):
         raise DataCorrupt(f"{src}: shapes {shapes}, expected 60000 / 10000 images of 28 x 28 with labels")
     counts_by_value = np.bincount(mnist.train_images.ravel(), minlength=256).astype(np.float64)  # exact, and fast
@@ -119,7 +129,9 @@ def check_figures(mnist: Mnist) -> None:
     mean = float(counts_by_value @ values / counts_by_value.sum())
     std = float(np.sqrt(counts_by_value @ (values - mean) ** 2 / counts_by_value.sum()))
     if round(mean, 4) != PIXEL_MEAN or round(std, 4) != PIXEL_STD:
-        raise DataCorrupt(f"{src}: training pixel mean / std {mean:.5f} / {std:.5f}, expected {PIXEL_MEAN} / {PIXEL_STD}")
+        raise DataCorrupt(
+            f"{src}: training pixel mean / std {mean:.5f} / {std:.5f}, expected {PIXEL_MEAN} / {PIXEL_STD}"
+        )
     counts = tuple(int(c) for c in np.bincount(mnist.train_labels, minlength=10))
     if counts != CLASS_COUNTS:
         raise DataCorrupt(f"{src}: training class counts {counts}, expected {CLASS_COUNTS}")
@@ -131,7 +143,9 @@ def check_figures(mnist: Mnist) -> None:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get(CACHE_ENV) or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "claims-verification-suite")
+    root = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "claims-verification-suite"
+    )
     return Path(root) / "mnist"
 
 
@@ -187,7 +201,11 @@ def _locate(data_dir: Path | None) -> dict[str, Path]:
         try:
             _download(still, cache)
         except Exception as error:
-            raise unavailable(", ".join(still), data_dir, f"download into {cache} failed ({type(error).__name__}: {' '.join(str(error).split())[:300]})") from None
+            raise unavailable(
+                ", ".join(still),
+                data_dir,
+                f"download into {cache} failed ({type(error).__name__}: {' '.join(str(error).split())[:300]})",
+            ) from None
         for name in still:
             found[name] = find_file(cache, name)
     return found  # type: ignore[return-value]

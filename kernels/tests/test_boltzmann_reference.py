@@ -1,5 +1,6 @@
 """Reference tests of the Boltzmann-machine kernels: SciPy densities, NumPy against PyTorch,
 the categorical sampler, and the quadrature against Monte Carlo."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Reference tests of the California Housing loader: both accepted files give the same data, the
 known figures hold, a damaged file is DataCorrupt, and no data without a download is DataUnavailable
 naming the file and the option."""
+
 from __future__ import annotations
 
 import shutil

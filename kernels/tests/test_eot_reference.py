@@ -1,5 +1,6 @@
 """Reference tests of the eOT kernels: the fast Gaussian sums against direct summation, the Sinkhorn
 reference against POT, and the samplers against their densities."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,7 +33,9 @@ def test_sinkhorn_reference_matches_pot():
 
     n = 120  # the same discretisation on both sides; its size only sets the cost
     x, a, y, b = eot.quadrature(n)
-    plan = ot.sinkhorn(a, b, (x[:, None] - y[None, :]) ** 2, eot.EPS, method="sinkhorn_log", numItermax=100_000, stopThr=1e-13)
+    plan = ot.sinkhorn(
+        a, b, (x[:, None] - y[None, :]) ** 2, eot.EPS, method="sinkhorn_log", numItermax=100_000, stopThr=1e-13
+    )
     ours = eot.sinkhorn_dual(n)["value"]
     assert abs(eot.primal_value(plan, n) - ours) <= 1e-9
 
@@ -54,7 +57,9 @@ def _backends_agree(device: str) -> float:
     for config in (eot.SgdConfig("proposed", 10.0, 10.0, 0.3), eot.SgdConfig("baseline", 0.1, 1e-3)):
         ours = eot.kernel_sgd(config, [0, 1, 2], 200, (200,))
         theirs = eot.kernel_sgd(config, [0, 1, 2], 200, (200,), backend="torch", device=device)
-        worst = max(worst, float(np.max(np.abs(ours["snapshots"][200]["v_moments"] - theirs["snapshots"][200]["v_moments"]))))
+        worst = max(
+            worst, float(np.max(np.abs(ours["snapshots"][200]["v_moments"] - theirs["snapshots"][200]["v_moments"])))
+        )
         assert np.array_equal(ours["first_nonfinite_iteration"], theirs["first_nonfinite_iteration"])
     return worst
 

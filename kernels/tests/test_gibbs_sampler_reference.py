@@ -6,6 +6,7 @@ above every exact cut point of p(. | v) (SciPy's normal densities, no kernel cod
 the bin the exact CDF gives: an error larger than eps (relative) in any probability moves some probe
 into the wrong bin. A sampler whose logits were scaled by 1.02 passes a 6000-chain band, not this.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -110,4 +111,3 @@ def test_every_sweep_draws_v_given_h_then_h_given_v():
     draws = _Recording("ref|gibbs-order")
     bm.gibbs_counts(500, 4, GIBBS_MEANS, GIBBS_VARIANCES, PI, draws)
     assert draws.log == [("normal", (500, 2)), ("uniform", (500, 1))] * 4
-

@@ -1,8 +1,10 @@
 """Reference tests of the KL-DRO kernel (claim L5): the halved-loss convention of the batched
 closed-form SGD against per-run torch.optim.SGD(nesterov=True) with autograd on the same minibatches
 (the released convention's update is the claim's statement update-equations, which runs the same
-comparison), the objective against SciPy's logsumexp, OLS against numpy.linalg.lstsq, the released loader's permutations against PyTorch's own
-DataLoader, and the NumPy and torch backends against each other."""
+comparison), the objective against SciPy's logsumexp, OLS against numpy.linalg.lstsq, the released
+loader's permutations against PyTorch's own DataLoader, and the NumPy and torch backends against each
+other."""
+
 from __future__ import annotations
 
 import math
@@ -27,7 +29,12 @@ def problem(options) -> kl_dro.Problem:
     return kl_dro.problem_from(data.data, data.target)
 
 
-CONFIGS = [kl_dro.RunConfig(1e-6, None), kl_dro.RunConfig(1e-5, None), kl_dro.RunConfig(1e-6, 1e-3), kl_dro.RunConfig(1e-5, 0.1)]
+CONFIGS = [
+    kl_dro.RunConfig(1e-6, None),
+    kl_dro.RunConfig(1e-5, None),
+    kl_dro.RunConfig(1e-6, 1e-3),
+    kl_dro.RunConfig(1e-5, 0.1),
+]
 
 
 @pytest.mark.smoke
@@ -35,18 +42,30 @@ def test_halved_loss_matches_torch_optim_per_run(problem):
     """The loss-scaling convention (l = r^2 / 2, used by the released-configurations evidence) against
     per-run autograd and torch.optim, beside a unit-scale run in the same program (one scale per run).
     The unit-scale update itself is the claim's update-equations statement."""
-    configs = [kl_dro.RunConfig(1e-5, None, 0.5), kl_dro.RunConfig(1e-5, 0.1, 0.5), kl_dro.RunConfig(1e-6, 1e-3, 0.5), kl_dro.RunConfig(1e-5, None)]
+    configs = [
+        kl_dro.RunConfig(1e-5, None, 0.5),
+        kl_dro.RunConfig(1e-5, 0.1, 0.5),
+        kl_dro.RunConfig(1e-6, 1e-3, 0.5),
+        kl_dro.RunConfig(1e-5, None),
+    ]
     streams = kl_dro.KeyedStreams([f"kl-dro-reference|halved|{s}" for s in range(2)])
     got = compare_with_torch_optim(problem, 100, configs, streams, 250)  # across the first epoch end (207 batches)
-    assert np.min(got["theta_moved"]) > 1e-6 and np.min(got["alpha_moved"][:, 1:3]) > 1e-6, "the runs must move for the comparison to mean anything"
-    assert np.max(got["theta_error"]) <= 1e-10 and np.max(got["alpha_error"]) <= 1e-10, (got["theta_error"], got["alpha_error"])
+    assert np.min(got["theta_moved"]) > 1e-6 and np.min(got["alpha_moved"][:, 1:3]) > 1e-6, (
+        "the runs must move for the comparison to mean anything"
+    )
+    assert np.max(got["theta_error"]) <= 1e-10 and np.max(got["alpha_error"]) <= 1e-10, (
+        got["theta_error"],
+        got["alpha_error"],
+    )
 
 
 @pytest.mark.smoke
 def test_objective_matches_scipy_logsumexp(problem):
     rng = keyed_rng("kl-dro-reference|objective")
     # near theta_0, and far out where exp(l_i) overflows float64 (l_i up to ~1e6)
-    thetas = np.concatenate([problem.theta0 + 0.1 * rng.standard_normal((4, 9)), problem.theta0 + 30.0 * rng.standard_normal((4, 9))])
+    thetas = np.concatenate(
+        [problem.theta0 + 0.1 * rng.standard_normal((4, 9)), problem.theta0 + 30.0 * rng.standard_normal((4, 9))]
+    )
     for lam in (1.0, 0.3, 5.0):
         losses = (thetas @ problem.X.T - problem.y) ** 2
         expected = lam * (logsumexp(losses / lam, axis=1) - math.log(problem.n))
@@ -76,7 +95,9 @@ def test_objective_does_not_depend_on_the_rest_of_its_batch(problem, backend, dt
     together = as_numpy(kl_dro.objective(thetas, X, y, problem.lam))
     alone = np.concatenate([as_numpy(kl_dro.objective(thetas[k : k + 1], X, y, problem.lam)) for k in range(37)])
     differing = np.flatnonzero(together != alone)
-    assert differing.size == 0, f"rows {differing.tolist()} change with the batch: {together[differing]} vs {alone[differing]}"
+    assert differing.size == 0, (
+        f"rows {differing.tolist()} change with the batch: {together[differing]} vs {alone[differing]}"
+    )
     for place in range(8):
         batch = thetas[[0] * 8]
         batch[place] = thetas[5]

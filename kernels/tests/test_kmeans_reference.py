@@ -1,5 +1,6 @@
 """Reference tests of the k-means kernels: the seed's data and results, scikit-learn, brute force,
 the Gram and Wishart routes against the explicit one, and NumPy against PyTorch."""
+
 from __future__ import annotations
 
 import hashlib
@@ -53,7 +54,9 @@ def test_seed_smoke_results_reproduced_exactly():
             "lloyd_nmi": km.nmi(truth, lloyd.labels),
             "hartigan_nmi": km.nmi(truth, hartigan.labels),
         }
-        trials = sorted((r for r in GOLDEN["trials"] if r["dimension"] == d and r["sigma2"] == s2), key=lambda r: r["trial"])
+        trials = sorted(
+            (r for r in GOLDEN["trials"] if r["dimension"] == d and r["sigma2"] == s2), key=lambda r: r["trial"]
+        )
         for field, values in got.items():
             assert_array_equal(values, [r[field] for r in trials], err_msg=f"{field} at d={d}, sigma2={s2}")
         assert got["lloyd_nmi"].mean() == pytest.approx(cell["lloyd_nmi_mean"], abs=1e-15)
@@ -73,7 +76,9 @@ def _routes_agree(grid, trials):
             for algorithm in (km.lloyd, km.hartigan):
                 explicit = algorithm(data, explicit_start, 2, route="explicit")
                 via_gram = algorithm(gram, gram_start, 2, route="gram")
-                assert_array_equal(via_gram.labels, explicit.labels, err_msg=f"{algorithm.__name__} d={d} s2={s2} {start}")
+                assert_array_equal(
+                    via_gram.labels, explicit.labels, err_msg=f"{algorithm.__name__} d={d} s2={s2} {start}"
+                )
                 assert_array_equal(via_gram.initial_fixed, explicit.initial_fixed)
 
 
@@ -90,7 +95,13 @@ def test_gram_route_gives_explicit_labels_on_seed_full_grid(d, sigma2):
 
 @pytest.mark.smoke
 @settings(max_examples=200)
-@given(st.integers(1, 30).flatmap(lambda n: st.tuples(st.lists(st.integers(0, 3), min_size=n, max_size=n), st.lists(st.integers(0, 4), min_size=n, max_size=n))))
+@given(
+    st.integers(1, 30).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 3), min_size=n, max_size=n), st.lists(st.integers(0, 4), min_size=n, max_size=n)
+        )
+    )
+)
 def test_nmi_equals_scikit_learn(pair):
     from sklearn.metrics import normalized_mutual_info_score
 
@@ -142,7 +153,9 @@ def test_every_hartigan_endpoint_has_no_improving_single_move(d, sigma2):
                 continue
             moved = labels.copy()
             moved[i] = 1 - labels[i]
-            assert _brute_force_sse(data[t], moved, 2) >= base * (1 - 1e-12), f"trial {t}: moving point {i} lowers the SSE"
+            assert _brute_force_sse(data[t], moved, 2) >= base * (1 - 1e-12), (
+                f"trial {t}: moving point {i} lowers the SSE"
+            )
 
 
 @pytest.mark.smoke

@@ -1,5 +1,6 @@
 """The MNIST loader (claim L6): the known figures of the files, the noise rate of the noisy labels, the
 keyed train / validation split, and the two failure modes (corrupt file, missing file without a network)."""
+
 from __future__ import annotations
 
 import gzip
@@ -27,7 +28,18 @@ def test_known_figures_and_noise_rate(loaded, options):
     differ = m.noisy_labels != m.train_labels
     assert int(differ.sum()) == 15000  # exactly 25%
     assert m.noisy_labels.dtype == np.int64 and set(np.unique(m.noisy_labels)) == set(range(10))
-    assert tuple(np.bincount(m.test_labels, minlength=10)) == (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009)  # clean test labels
+    assert tuple(np.bincount(m.test_labels, minlength=10)) == (
+        980,
+        1135,
+        1032,
+        1010,
+        982,
+        892,
+        958,
+        1028,
+        974,
+        1009,
+    )  # clean test labels
     assert mnist.load_mnist(options.data_dir) is m  # read once per process
 
 
@@ -39,7 +51,9 @@ def test_split_is_keyed_disjoint_and_normalised(loaded):
     assert len(np.intersect1d(a.train_index, a.val_index)) == 0
     assert np.array_equal(np.union1d(a.train_index, a.val_index), np.arange(60000))
     assert not np.array_equal(a.val_index, other.val_index)
-    assert np.array_equal(a.y_train, loaded.noisy_labels[a.train_index]) and np.array_equal(a.y_val, loaded.noisy_labels[a.val_index])
+    assert np.array_equal(a.y_train, loaded.noisy_labels[a.train_index]) and np.array_equal(
+        a.y_val, loaded.noisy_labels[a.val_index]
+    )
     assert np.array_equal(a.y_test, loaded.test_labels)  # the test set keeps its clean labels
     assert a.x_train.dtype == np.float32 and a.x_train.shape == (50000, 1, 28, 28)
     expected = (loaded.train_images[a.train_index[:5]].astype(np.float32) / 255 - 0.1307) / 0.3081
@@ -95,4 +109,9 @@ def test_missing_data_without_network_names_the_file_and_option(tmp_path, monkey
             mnist.load_mnist(where)
         message = str(caught.value)
         assert "\n" not in message
-        assert mnist.TRAIN_IMAGES in message and mnist.NOISY_LABELS in message and "--data-dir" in message and "CLAIMS_NO_DOWNLOAD" in message
+        assert (
+            mnist.TRAIN_IMAGES in message
+            and mnist.NOISY_LABELS in message
+            and "--data-dir" in message
+            and "CLAIMS_NO_DOWNLOAD" in message
+        )

@@ -1,4 +1,5 @@
 """Reference tests of the Safe-KL kernels: mpmath at 50 digits, the hand check, the solver's bracket."""
+
 from __future__ import annotations
 
 import json
@@ -112,7 +113,11 @@ def test_device_instances_are_valid_and_keyed():
     again = device_instances(5, "reference", 10, 300, "cpu", max_atoms=16)
     assert all(bool((a == b).all()) for a, b in zip((phi, mu, rho, lam), again))
     assert bool(((mu.sum(dim=1) - 1).abs() <= 1e-12).all()) and bool((mu >= 0).all())
-    assert bool(phi.isfinite().all()) and bool(((rho >= 1e-4) & (rho <= 0.99)).all()) and bool(((lam >= 1e-3) & (lam <= 30)).all())
+    assert (
+        bool(phi.isfinite().all())
+        and bool(((rho >= 1e-4) & (rho <= 0.99)).all())
+        and bool(((lam >= 1e-3) & (lam <= 30)).all())
+    )
     padding = mu == 0
     assert bool((phi[padding] == phi[:, :1].expand_as(phi)[padding]).all())
     other = device_instances(5, "reference", 310, 300, "cpu", max_atoms=16)[0]
@@ -133,7 +138,10 @@ def test_solver_converges_where_unguarded_newton_oscillates():
     phi, mu = np.array(case["phi"]), np.array(case["mu"])
     rho = np.array(case["rho"])
     batch_phi, batch_mu = np.repeat(phi[None], len(rho), 0), np.repeat(mu[None], len(rho), 0)
-    for beta in (sk.solve_beta(batch_phi, batch_mu, rho), sk.solve_beta(torch.tensor(batch_phi), torch.tensor(batch_mu), torch.tensor(rho)).numpy()):
+    for beta in (
+        sk.solve_beta(batch_phi, batch_mu, rho),
+        sk.solve_beta(torch.tensor(batch_phi), torch.tensor(batch_mu), torch.tensor(rho)).numpy(),
+    ):
         constraint = np.sum(mu / (1 + np.exp(-(phi[None] - beta[:, None]))), axis=1)
         np.testing.assert_allclose(constraint, rho, rtol=1e-12, err_msg="E_mu sigmoid(phi - beta) against rho")
 
@@ -151,7 +159,10 @@ def test_solver_returns_the_root_it_evaluated_not_the_step_after():
     case = json.loads(STALE_BISECTION.read_text())
     phi, mu, rho = np.array(case["phi"]), np.array(case["mu"]), np.array(case["rho"])
     batch_phi, batch_mu = np.repeat(phi[None], len(rho), 0), np.repeat(mu[None], len(rho), 0)
-    for beta in (sk.solve_beta(batch_phi, batch_mu, rho), sk.solve_beta(torch.tensor(batch_phi), torch.tensor(batch_mu), torch.tensor(rho)).numpy()):
+    for beta in (
+        sk.solve_beta(batch_phi, batch_mu, rho),
+        sk.solve_beta(torch.tensor(batch_phi), torch.tensor(batch_mu), torch.tensor(rho)).numpy(),
+    ):
         constraint = np.sum(mu / (1 + np.exp(-(phi[None] - beta[:, None]))), axis=1)
         np.testing.assert_allclose(constraint, rho, rtol=1e-12, err_msg="E_mu sigmoid(phi - beta) against rho")
 
@@ -174,5 +185,10 @@ def test_solver_meets_its_equation_across_many_instances_and_rho():
             mass = np.sum(mu / (1 + np.exp(np.minimum(beta[:, None] - phi, 700.0))), axis=1)
         excess = np.abs(mass - rho) / sk.root_resolution(phi, mu, rho, beta)
         if excess.max() > worst:
-            worst, where = float(excess.max()), (seed, int(excess.argmax()), float(mass[excess.argmax()] / rho[excess.argmax()]))
-    assert worst <= 1, f"E_mu sigmoid(phi - beta) off rho by {worst:.3g} resolutions (seed, solve, mass / rho) = {where}"
+            worst, where = (
+                float(excess.max()),
+                (seed, int(excess.argmax()), float(mass[excess.argmax()] / rho[excess.argmax()])),
+            )
+    assert worst <= 1, (
+        f"E_mu sigmoid(phi - beta) off rho by {worst:.3g} resolutions (seed, solve, mass / rho) = {where}"
+    )

@@ -6,6 +6,7 @@ so the outcome is deterministic; a generator that ignored the trial part of its 
 same data), or that gave neighbouring trials shared or correlated draws, fails them by tens of
 standard deviations.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,7 +55,9 @@ def test_streams_of_different_keys_are_uncorrelated():
     threshold = stats.norm.isf(ALPHA / 2 / tests)
     for name, keys in families.items():
         z = _pairwise_correlation_z(_streams(keys, 4000))
-        assert np.max(np.abs(z)) < threshold, f"{name}: streams correlated, largest |sqrt(n) r| = {np.max(np.abs(z)):.1f} >= {threshold:.2f}"
+        assert np.max(np.abs(z)) < threshold, (
+            f"{name}: streams correlated, largest |sqrt(n) r| = {np.max(np.abs(z)):.1f} >= {threshold:.2f}"
+        )
 
 
 @pytest.mark.smoke

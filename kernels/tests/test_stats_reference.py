@@ -7,6 +7,7 @@ scipy's binomtest(...).proportion_ci(method="exact") for the binomial bounds, ex
 for the sign test, the identity chi2_trend = N r^2 over the individual outcomes for Cochran-Armitage,
 the hypergeometric tail for Fisher's test, and scipy's one-sample t-test interval for the mean.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,12 @@ from scipy import stats
 from kernels import stats as ks
 
 CONFIDENCE = 0.99  # claims/kmeans/common.py
-BINOMIAL_CASES = [(n, x) for n in (1, 2, 5, 20, 60, 100, 1000) for x in sorted({0, 1, 2, n // 3, n // 2, n - 2, n - 1, n}) if 0 <= x <= n]
+BINOMIAL_CASES = [
+    (n, x)
+    for n in (1, 2, 5, 20, 60, 100, 1000)
+    for x in sorted({0, 1, 2, n // 3, n // 2, n - 2, n - 1, n})
+    if 0 <= x <= n
+]
 
 
 @pytest.mark.smoke
@@ -29,10 +35,18 @@ def test_clopper_pearson_bounds_equal_scipy_exact_one_sided_intervals(confidence
     # scipy finds its bounds by root finding (about 1e-9 relative); the defining equations below are
     # checked to 1e-8.
     for n, x in BINOMIAL_CASES:
-        lower = stats.binomtest(x, n, alternative="greater").proportion_ci(confidence_level=confidence, method="exact").low
-        upper = stats.binomtest(x, n, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high
-        assert_allclose(ks.clopper_pearson_lower(x, n, confidence), lower, rtol=1e-7, atol=1e-14, err_msg=f"lower, x={x}, n={n}")
-        assert_allclose(ks.clopper_pearson_upper(x, n, confidence), upper, rtol=1e-7, atol=1e-14, err_msg=f"upper, x={x}, n={n}")
+        lower = (
+            stats.binomtest(x, n, alternative="greater").proportion_ci(confidence_level=confidence, method="exact").low
+        )
+        upper = (
+            stats.binomtest(x, n, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high
+        )
+        assert_allclose(
+            ks.clopper_pearson_lower(x, n, confidence), lower, rtol=1e-7, atol=1e-14, err_msg=f"lower, x={x}, n={n}"
+        )
+        assert_allclose(
+            ks.clopper_pearson_upper(x, n, confidence), upper, rtol=1e-7, atol=1e-14, err_msg=f"upper, x={x}, n={n}"
+        )
 
 
 @pytest.mark.smoke
@@ -62,15 +76,24 @@ def _exact_upper_tail(positive: int, n: int) -> float:
 @pytest.mark.smoke
 def test_sign_test_equals_exact_binomial_tail():
     rng = np.random.default_rng(20260101)
-    cases = [np.array([1.0] * 24), np.array([1.0] * 30 + [-1.0] * 2 + [0.0] * 5), np.array([0.0] * 4), np.array([-0.5] * 3 + [0.2] * 2)]
+    cases = [
+        np.array([1.0] * 24),
+        np.array([1.0] * 30 + [-1.0] * 2 + [0.0] * 5),
+        np.array([0.0] * 4),
+        np.array([-0.5] * 3 + [0.2] * 2),
+    ]
     cases += [rng.normal(loc, 1.0, size) for loc, size in ((0.0, 40), (0.3, 60), (1.5, 100), (-0.2, 17))]
     for diff in cases:
         p, positive, negative = ks.sign_test_greater(diff)
-        assert (positive, negative) == (int(np.sum(diff > 0)), int(np.sum(diff < 0))), "ties must be dropped, not counted"
+        assert (positive, negative) == (int(np.sum(diff > 0)), int(np.sum(diff < 0))), (
+            "ties must be dropped, not counted"
+        )
         reference = _exact_upper_tail(positive, positive + negative) if positive + negative else 1.0
         assert_allclose(p, reference, rtol=1e-10, err_msg=str(diff))
         if positive + negative:
-            assert_allclose(p, stats.binomtest(positive, positive + negative, 0.5, alternative="greater").pvalue, rtol=1e-10)
+            assert_allclose(
+                p, stats.binomtest(positive, positive + negative, 0.5, alternative="greater").pvalue, rtol=1e-10
+            )
     # Around the threshold p < 1e-6 that K3 reads: 20 of 20 positive gives 2^-20 = 9.5e-7.
     assert ks.sign_test_greater(np.ones(20))[0] == pytest.approx(2.0**-20, rel=1e-12)
     assert ks.sign_test_greater(np.r_[np.ones(20), -np.ones(1)])[0] > 1e-6

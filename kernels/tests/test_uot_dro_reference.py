@@ -7,6 +7,7 @@ resume.
 Synthetic images (keyed Gaussian noise with random labels) keep these tests independent of the MNIST
 files; the statement tests use the real data.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,14 +67,22 @@ def _load(single: uot_dro.SingleRun, params: dict, alpha: torch.Tensor) -> dict:
         for name, p in single.model.named_parameters():
             p.copy_(params[name].to(p.dtype))
         single.alpha.copy_(alpha.reshape(1).to(single.alpha.dtype))
-    return {**{k: v.detach().clone().double() for k, v in single.model.named_parameters()}, "alpha": single.alpha.detach().clone().double()}
+    return {
+        **{k: v.detach().clone().double() for k, v in single.model.named_parameters()},
+        "alpha": single.alpha.detach().clone().double(),
+    }
 
 
 def _state(single: uot_dro.SingleRun) -> dict:
-    return {**{k: v.detach().clone().double() for k, v in single.model.named_parameters()}, "alpha": single.alpha.detach().clone().double()}
+    return {
+        **{k: v.detach().clone().double() for k, v in single.model.named_parameters()},
+        "alpha": single.alpha.detach().clone().double(),
+    }
 
 
-@pytest.mark.parametrize("steps", [pytest.param(30, marks=pytest.mark.smoke), pytest.param(300, marks=pytest.mark.full)])
+@pytest.mark.parametrize(
+    "steps", [pytest.param(30, marks=pytest.mark.smoke), pytest.param(300, marks=pytest.mark.full)]
+)
 def test_batched_program_equals_single_runs_with_torch_sgd(steps):
     """Every step, from the batched program's current state: its update of each run equals the update
     of that run's own nn.Module trained by torch.optim.SGD on the same image, to float32 rounding (its
@@ -84,7 +93,12 @@ def test_batched_program_equals_single_runs_with_torch_sgd(steps):
 
 
 def _compare_with_single_runs(steps: int) -> None:
-    runs = [uot_dro.Run("baseline", 1e-3, 0), uot_dro.Run("proposed", 1e-3, 1), uot_dro.Run("erm", 1e-2, 2), uot_dro.Run("baseline", 1e-1, 3)]
+    runs = [
+        uot_dro.Run("baseline", 1e-3, 0),
+        uot_dro.Run("proposed", 1e-3, 1),
+        uot_dro.Run("erm", 1e-2, 2),
+        uot_dro.Run("baseline", 1e-1, 3),
+    ]
     yardstick_every = 3
     x_train, y_train = _images(500, "train")
     program = uot_dro.Program(runs, SEED, keep_frozen=True)
@@ -105,18 +119,25 @@ def _compare_with_single_runs(steps: int) -> None:
         for i in rows:
             j = int(streams[program.runs[i].seed][t])
             singles[i].step(x_train[j : j + 1], y_train[j : j + 1])
-            assert (singles[i].overflow_step > 0) == (program.overflow_step[i] > 0), f"{program.runs[i].name}: overflow at step {t + 1} in one route only"
+            assert (singles[i].overflow_step > 0) == (program.overflow_step[i] > 0), (
+                f"{program.runs[i].name}: overflow at step {t + 1} in one route only"
+            )
             if program.overflow_step[i] > 0:
                 continue
             if t % yardstick_every == 0:
                 doubles[i].step(x_train[j : j + 1].double(), y_train[j : j + 1])
                 reference = {k: v - before[i][k] for k, v in _state(doubles[i]).items()}
-                after = {**{k: v.double() for k, v in program.parameters_of(i).items()}, "alpha": program.alpha[list(program.rows).index(i)].double().reshape(1)}
+                after = {
+                    **{k: v.double() for k, v in program.parameters_of(i).items()},
+                    "alpha": program.alpha[list(program.rows).index(i)].double().reshape(1),
+                }
                 loop = {k: v - before[i][k] for k, v in _state(singles[i]).items()}
                 errors["batched"].append(_relative({k: after[k] - before[i][k] for k in reference}, reference))
                 errors["loop"].append(_relative(loop, reference))
     for i, single in singles.items():
-        assert program.overflow_step[i] == (single.overflow_step if single.overflow_step > 0 else -1), f"{program.runs[i].name}: overflow steps differ"
+        assert program.overflow_step[i] == (single.overflow_step if single.overflow_step > 0 else -1), (
+            f"{program.runs[i].name}: overflow steps differ"
+        )
     overflowed = [i for i in singles if program.overflow_step[i] > 0]
     assert overflowed, "the run at eta = 1e-1 should overflow within the test's steps"
     for i in overflowed:  # frozen at the last finite parameters, in both routes
@@ -125,8 +146,14 @@ def _compare_with_single_runs(steps: int) -> None:
     batched, loop = np.array(errors["batched"]), np.array(errors["loop"])
     # Both are float32 computations of the same update in different operation orders; a batching error
     # (another run's parameters, image or stepsize, a sign) is an O(1) relative error.
-    assert np.quantile(batched, 0.5) <= 10 * np.quantile(loop, 0.5) + 1e-7, (np.quantile(batched, 0.5), np.quantile(loop, 0.5))
-    assert np.quantile(batched, 0.9) <= 10 * np.quantile(loop, 0.9) + 1e-7, (np.quantile(batched, 0.9), np.quantile(loop, 0.9))
+    assert np.quantile(batched, 0.5) <= 10 * np.quantile(loop, 0.5) + 1e-7, (
+        np.quantile(batched, 0.5),
+        np.quantile(loop, 0.5),
+    )
+    assert np.quantile(batched, 0.9) <= 10 * np.quantile(loop, 0.9) + 1e-7, (
+        np.quantile(batched, 0.9),
+        np.quantile(loop, 0.9),
+    )
     assert batched.max() < 1e-2, batched.max()
 
 
@@ -218,29 +245,49 @@ def test_train_feeds_every_run_its_own_seeds_sample_stream():
             path += math.sqrt(sum(float((now[k].double() - previous[k].double()).pow(2).sum()) for k in now))
             sizes.append(math.sqrt(sum(float(v.double().pow(2).sum()) for v in now.values())))
             previous = {k: v.clone() for k, v in now.items()}
-        assert result["overflow_step"][i] == (single.overflow_step if single.overflow_step > 0 else -1), f"{run.name}: overflow at step {result['overflow_step'][i]} in train(), {single.overflow_step} alone"
+        assert result["overflow_step"][i] == (single.overflow_step if single.overflow_step > 0 else -1), (
+            f"{run.name}: overflow at step {result['overflow_step'][i]} in train(), {single.overflow_step} alone"
+        )
         if single.overflow_step > 0:
             assert i not in rows
             continue
         row = rows.index(i)
-        ours = {**{k: v[row] for k, v in state["params"].items() if k in uot_dro.PARAMETER_SHAPES}, "alpha": state["alpha"][row].reshape(1)}
+        ours = {
+            **{k: v[row] for k, v in state["params"].items() if k in uot_dro.PARAMETER_SHAPES},
+            "alpha": state["alpha"][row].reshape(1),
+        }
         theirs = {**single.parameters(), "alpha": single.alpha.detach()}
         start = {**uot_dro.init_parameters(SEED, seed), "alpha": torch.zeros(1)}
         distance = math.sqrt(sum(float((ours[k].double() - theirs[k].double()).pow(2).sum()) for k in theirs))
         moved = math.sqrt(sum(float((theirs[k].double() - start[k].double()).pow(2).sum()) for k in theirs))
         bound = 2 * U32 * (sum(sizes) + STEP_SUMS * path)
         report[run.name] = (distance / moved, bound / moved)
-        assert moved > 0 and distance <= bound, f"{run.name}: train() ended {distance / moved:.3g} of the distance moved from the single run on its seed's stream (bound {bound / moved:.3g})"
+        assert moved > 0 and distance <= bound, (
+            f"{run.name}: train() ended {distance / moved:.3g} of the distance moved from the single run on its seed's "
+            f"stream (bound {bound / moved:.3g})"
+        )
         finished.append((i, ours))
-    assert any(s > 0 for s in result["overflow_step"]) and len(finished) == 2 * (len(settings) - 1), (result["overflow_step"], report)
+    assert any(s > 0 for s in result["overflow_step"]) and len(finished) == 2 * (len(settings) - 1), (
+        result["overflow_step"],
+        report,
+    )
     # evaluate(): each run's final curves come from its own parameters (the two proposed runs: one per seed)
     dro = [(i, p) for i, p in finished if result["runs"][i][0] != "erm"]
     assert len(dro) == 2
-    own = {i: uot_dro.adversarial_losses({k: v for k, v in p.items() if k in uot_dro.PARAMETER_SHAPES}, data.x_objective, data.y_objective).double().numpy() for i, p in dro}
+    own = {
+        i: uot_dro.adversarial_losses(
+            {k: v for k, v in p.items() if k in uot_dro.PARAMETER_SHAPES}, data.x_objective, data.y_objective
+        )
+        .double()
+        .numpy()
+        for i, p in dro
+    }
     for i, _ in dro:
         recorded = result["lhat"][i, -1].astype(np.float64)
         nearest = min(own, key=lambda j: float(np.abs(recorded - own[j]).max()))
-        assert nearest == i and np.abs(recorded - own[i]).max() < np.abs(own[dro[0][0]] - own[dro[1][0]]).max(), f"run {i}'s final adversarial losses are not its own"
+        assert nearest == i and np.abs(recorded - own[i]).max() < np.abs(own[dro[0][0]] - own[dro[1][0]]).max(), (
+            f"run {i}'s final adversarial losses are not its own"
+        )
 
 
 def _network64(params: dict, z: torch.Tensor) -> torch.Tensor:
@@ -257,7 +304,9 @@ def _objective64(params: dict, z: torch.Tensor, x: torch.Tensor, y: torch.Tensor
     (F.cross_entropy of _network64; lambda = 1, the setup's, as test_objectives_at_hand_checkable_points
     asserts of the kernel): the kernel's inner_objective is what is under test, not the reference."""
     z64 = z.double().requires_grad_(True)
-    value = F.cross_entropy(_network64(params, z64), y, reduction="none") - LAMBDA * ((z64 - x.double()) ** 2).sum(dim=(1, 2, 3))
+    value = F.cross_entropy(_network64(params, z64), y, reduction="none") - LAMBDA * ((z64 - x.double()) ** 2).sum(
+        dim=(1, 2, 3)
+    )
     (grad,) = torch.autograd.grad(value.sum(), z64)
     return value.detach(), grad
 
@@ -298,15 +347,27 @@ def test_inner_maximisation_increases_its_objective_at_every_step(sharpness):
         replay.append(u)
     moved = (replay[-1] - x64).flatten(1).norm(dim=1)
     error = (final64[0] - replay[-1]).flatten(1).norm(dim=1)
-    assert torch.all(error <= 1e-9 * moved), f"the kernel's z* is {float((error / moved).max()):.3g} of the distance moved from the Nesterov ascent of l - lambda ||z - x||^2"
-    for k, z in enumerate(replay):  # its value at the kernel's k-th iterate: within rounding, and the iterate's distance to z times |gradient|
+    assert torch.all(error <= 1e-9 * moved), (
+        f"the kernel's z* is {float((error / moved).max()):.3g} of the distance moved from the Nesterov ascent of l - "
+        f"lambda ||z - x||^2"
+    )
+    for k, z in enumerate(
+        replay
+    ):  # its value at the kernel's k-th iterate: within rounding, and the iterate's distance to z times |gradient|
         value, grad = _objective64(plain, z, x64, y)
-        allowed = LONGEST_SUM * EPS64 * value.abs().clamp_min(1.0) + grad.flatten(1).norm(dim=1) * 1e-9 * (z - x64).flatten(1).norm(dim=1)
-        assert torch.all((trace64[k, 0] - value).abs() <= allowed), f"step {k}: the kernel's inner objective differs from l - lambda ||z - x||^2 by {float((trace64[k, 0] - value).abs().max()):.3g}"
+        allowed = LONGEST_SUM * EPS64 * value.abs().clamp_min(1.0) + grad.flatten(1).norm(dim=1) * 1e-9 * (
+            z - x64
+        ).flatten(1).norm(dim=1)
+        assert torch.all((trace64[k, 0] - value).abs() <= allowed), (
+            f"step {k}: the kernel's inner objective differs from l - lambda ||z - x||^2 by "
+            f"{float((trace64[k, 0] - value).abs().max()):.3g}"
+        )
 
     # (b) float32: the kernel's own iterates z_0 = x, z_1, ..., z_5
     iterates = [uot_dro.inner_maximise(params, x.unsqueeze(0), y.unsqueeze(0), steps=k)[0] for k in range(6)]
-    assert torch.equal(iterates[0], x) and torch.equal(iterates[-1], uot_dro.inner_maximise(params, x.unsqueeze(0), y.unsqueeze(0))[0])
+    assert torch.equal(iterates[0], x) and torch.equal(
+        iterates[-1], uot_dro.inner_maximise(params, x.unsqueeze(0), y.unsqueeze(0))[0]
+    )
     values, slack = [], []
     for z in iterates:
         value, grad = _objective64(plain, z, x, y)
@@ -355,13 +416,17 @@ def test_float32_overflow_threshold_by_bisection():
     assert torch.isinf(torch.exp(at)) and torch.isfinite(torch.exp(below))
     assert abs(uot_dro.overflow_threshold(torch.float64) - math.log(float(torch.finfo(torch.float64).max))) < 1e-10
     # the baseline's loss overflows exactly there
-    assert torch.isinf(uot_dro.baseline_loss(at * uot_dro.LAMBDA * uot_dro.BETA)) and torch.isfinite(uot_dro.baseline_loss(below * uot_dro.LAMBDA * uot_dro.BETA))
+    assert torch.isinf(uot_dro.baseline_loss(at * uot_dro.LAMBDA * uot_dro.BETA)) and torch.isfinite(
+        uot_dro.baseline_loss(below * uot_dro.LAMBDA * uot_dro.BETA)
+    )
 
 
 @pytest.mark.smoke
 def test_sample_stream_is_keyed_and_chunk_independent():
     whole = uot_dro.sample_indices(SEED, 3, 0, 10_000, 50_000)
-    pieces = np.concatenate([uot_dro.sample_indices(SEED, 3, s, 1_234, 50_000)[: min(1_234, 10_000 - s)] for s in range(0, 10_000, 1_234)])
+    pieces = np.concatenate(
+        [uot_dro.sample_indices(SEED, 3, s, 1_234, 50_000)[: min(1_234, 10_000 - s)] for s in range(0, 10_000, 1_234)]
+    )
     assert np.array_equal(whole, pieces)
     assert whole.min() >= 0 and whole.max() < 50_000
     assert not np.array_equal(whole, uot_dro.sample_indices(SEED, 4, 0, 10_000, 50_000))

@@ -8,6 +8,7 @@ G checks every chi-square degree of freedom separately (a Kolmogorov-Smirnov tes
 the route's scaling and mixing through Sigma; the moment test of the older reference test has about
 2.5 standard errors against an off-by-one at d = 50, these have tens.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,7 +44,10 @@ def test_bartlett_diagonal_has_chi2_d_minus_i_at_every_position(dimension, sigma
     pvalues = np.array([stats.kstest(diag[:, i], stats.chi2(dimension - i).cdf).pvalue for i in range(N)])
     # Bonferroni over the positions and the other tests of this module.
     level = ALPHA / (N * 3)
-    assert np.all(pvalues > level), f"d={dimension}: positions whose chi-square law fails: {np.nonzero(pvalues <= level)[0].tolist()} (p={pvalues.min():.3g})"
+    assert np.all(pvalues > level), (
+        f"d={dimension}: positions whose chi-square law fails: {np.nonzero(pvalues <= level)[0].tolist()} "
+        f"(p={pvalues.min():.3g})"
+    )
     # The last positions have the fewest degrees of freedom, where an off-by-one shows most: their
     # means are d - i to within 5 standard errors each.
     for i in range(N - 3, N):

@@ -7,7 +7,6 @@ directory and runs pytest in-process on it.
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 
