@@ -1,4 +1,5 @@
 """Registry ids and shared pieces of the B statement tests."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """B2: with shared sigma, E equals the linear visible-hidden coupling form with mu_k = a + diag(sigma) W_:k
 and c_k = ln pi_k - a^T diag(sigma)^-1 W_:k - 1/2 ||W_:k||^2, up to a k-independent constant."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,7 +41,9 @@ def _spread_over_k(v, a, sigma, w, pi, complete_square=True):
 
 
 @pytest.mark.claim(B2, statement="energy-difference-constant-in-k")
-@pytest.mark.parametrize("examples", [pytest.param(300, marks=pytest.mark.smoke), pytest.param(3000, marks=pytest.mark.full)])
+@pytest.mark.parametrize(
+    "examples", [pytest.param(300, marks=pytest.mark.smoke), pytest.param(3000, marks=pytest.mark.full)]
+)
 def test_energy_difference_is_constant_in_k(evidence, examples):
     seen = {"examples": 0, "worst_relative_spread": 0.0, "mutant_detectable": 0, "mutant_detected": 0}
 

@@ -1,4 +1,5 @@
 """What the K statement tests share: registry ids, rate summaries with bounds, the grid figure."""
+
 from __future__ import annotations
 
 import math
@@ -39,11 +40,21 @@ def rate(flags: np.ndarray) -> dict:
     lower, upper = clopper_pearson_lower(hits, total, CONFIDENCE), clopper_pearson_upper(hits, total, CONFIDENCE)
     alpha = 1 - CONFIDENCE
     if hits > 0:
-        assert_allclose(stats.binom.sf(hits - 1, total, lower), alpha, rtol=1e-6, err_msg=f"one-sided 99% lower bound of {hits}/{total}")
+        assert_allclose(
+            stats.binom.sf(hits - 1, total, lower),
+            alpha,
+            rtol=1e-6,
+            err_msg=f"one-sided 99% lower bound of {hits}/{total}",
+        )
     else:
         assert lower == 0.0, f"the lower bound of 0/{total} must be 0, got {lower}"
     if hits < total:
-        assert_allclose(stats.binom.cdf(hits, total, upper), alpha, rtol=1e-6, err_msg=f"one-sided 99% upper bound of {hits}/{total}")
+        assert_allclose(
+            stats.binom.cdf(hits, total, upper),
+            alpha,
+            rtol=1e-6,
+            err_msg=f"one-sided 99% upper bound of {hits}/{total}",
+        )
     else:
         assert upper == 1.0, f"the upper bound of {total}/{total} must be 1, got {upper}"
     return {"successes": hits, "trials": total, "rate": hits / total, "lower99": lower, "upper99": upper}
@@ -68,7 +79,15 @@ def decide_stall_rate(flags: np.ndarray, *, at_least: bool, threshold: float, al
     (alpha: the registered false alarm, split over the statement's cells), inconclusive otherwise."""
     __tracebackhide__ = True
     flags = np.asarray(flags, dtype=bool)
-    return decide_rate(int(flags.sum()), int(flags.size), threshold, at_least=at_least, alpha=alpha, what=what, held_confidence=CONFIDENCE)
+    return decide_rate(
+        int(flags.sum()),
+        int(flags.size),
+        threshold,
+        at_least=at_least,
+        alpha=alpha,
+        what=what,
+        held_confidence=CONFIDENCE,
+    )
 
 
 def decide_mean_nmi(values: np.ndarray, *, threshold: float, alpha: float, what: str) -> dict:
@@ -76,8 +95,14 @@ def decide_mean_nmi(values: np.ndarray, *, threshold: float, alpha: float, what:
     one-sided (1 - alpha) t upper bound below the threshold, inconclusive otherwise."""
     __tracebackhide__ = True
     summary = nmi_summary(values)
-    upper = -mean_lower_bound(-np.asarray(values, dtype=np.float64), 1 - alpha) if len(values) > 1 else float(np.mean(values))
-    return decide_interval(summary["lower99"], upper, threshold, at_least=True, alpha=alpha, what=what, held_confidence=CONFIDENCE)
+    upper = (
+        -mean_lower_bound(-np.asarray(values, dtype=np.float64), 1 - alpha)
+        if len(values) > 1
+        else float(np.mean(values))
+    )
+    return decide_interval(
+        summary["lower99"], upper, threshold, at_least=True, alpha=alpha, what=what, held_confidence=CONFIDENCE
+    )
 
 
 def sign_test(differences: np.ndarray) -> tuple[float, int, int]:
@@ -100,15 +125,22 @@ def trend_test(successes: np.ndarray, trials: np.ndarray, scores: np.ndarray, dr
     if 0 < outcome.sum() < outcome.size:
         r = np.corrcoef(np.repeat(np.asarray(scores, dtype=np.float64), trials), outcome)[0, 1]
         z_ref = math.sqrt(outcome.size) * r
-        assert_allclose([z, p], [z_ref, stats.norm.sf(z_ref)], rtol=1e-8, atol=1e-300, err_msg="Cochran-Armitage z and one-sided p")
+        assert_allclose(
+            [z, p], [z_ref, stats.norm.sf(z_ref)], rtol=1e-8, atol=1e-300, err_msg="Cochran-Armitage z and one-sided p"
+        )
     else:
         assert (z, p) == (0.0, 1.0), f"a constant outcome has no trend: got z={z}, p={p}"
     pvalues = adjacent_drop_pvalues(successes, trials)
-    reference = [stats.hypergeom.sf(successes[i] - 1, trials[i] + trials[i + 1], successes[i] + successes[i + 1], trials[i]) for i in range(len(pvalues))]
+    reference = [
+        stats.hypergeom.sf(successes[i] - 1, trials[i] + trials[i + 1], successes[i] + successes[i + 1], trials[i])
+        for i in range(len(pvalues))
+    ]
     assert_allclose(pvalues, reference, rtol=1e-9, atol=1e-300, err_msg="one-sided Fisher p-values of the drops")
     drops = significant_drops(successes, trials, drop_alpha)
     expected = [i for i, q in enumerate(reference) if q * len(reference) < drop_alpha]
-    assert [i for i, _ in drops] == expected, f"significant drops {drops}, Bonferroni over {len(reference)} pairs gives {expected}"
+    assert [i for i, _ in drops] == expected, (
+        f"significant drops {drops}, Bonferroni over {len(reference)} pairs gives {expected}"
+    )
     return {"z": z, "p": p, "drop_pvalues": pvalues.tolist(), "drops": drops}
 
 
@@ -130,7 +162,9 @@ def grid_figure(rows: dict[float, list[tuple[int, dict]]], title: str):
             axes[0, c].fill_between(dims, mean - sd, np.minimum(mean + sd, 1), color=colour, alpha=0.2)
             rates = [rate(cell[f"{name}_initial_fixed"]) for _, cell in rows[s2]]
             axes[1, c].plot(dims, [r["rate"] for r in rates], color=colour)
-            axes[1, c].fill_between(dims, [r["lower99"] for r in rates], [r["upper99"] for r in rates], color=colour, alpha=0.2)
+            axes[1, c].fill_between(
+                dims, [r["lower99"] for r in rates], [r["upper99"] for r in rates], color=colour, alpha=0.2
+            )
         regime = "σ²>n" if s2 > 40 else "σ²<n"
         axes[0, c].set_title(f"σ²={s2:.3g} ({regime})", fontsize=7)
         axes[1, c].set_xscale("log")

@@ -3,6 +3,7 @@
 A fixed point is a partition the algorithm leaves unchanged. The converse is false, and is pinned
 here as a registered refutation.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,7 +60,13 @@ def _has_exact_tie(data: np.ndarray, labels: np.ndarray, k: int) -> bool:
 @pytest.mark.claim(K1, statement="property")
 @pytest.mark.parametrize("examples, ks, dims", PROPERTY_SEARCHES)
 def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, examples, ks, dims):
-    checked = {"examples": 0, "hartigan_fixed_checked": 0, "from_endpoints": 0, "raw_hartigan_fixed": 0, "hartigan_fixed_with_exact_tie": 0}
+    checked = {
+        "examples": 0,
+        "hartigan_fixed_checked": 0,
+        "from_endpoints": 0,
+        "raw_hartigan_fixed": 0,
+        "hartigan_fixed_with_exact_tie": 0,
+    }
 
     @settings(max_examples=examples)
     @given(small_partitions(ks=ks, dims=dims))
@@ -69,13 +76,18 @@ def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, examples, ks, d
         # Every strict Hartigan move lowers the SSE, so Hartigan must stop, at a partition it leaves
         # unchanged; a run that cycles (a move on a tie) or stops elsewhere is a broken kernel.
         run = km.hartigan(data, labels, k, route="explicit")
-        assert bool(run.converged[0]), f"Hartigan did not converge in 100 sweeps: data={data[0].tolist()} labels={labels[0].tolist()} k={k}"
+        assert bool(run.converged[0]), (
+            f"Hartigan did not converge in 100 sweeps: data={data[0].tolist()} labels={labels[0].tolist()} k={k}"
+        )
         for partition, origin in ((labels, "raw"), (run.labels, "endpoint")):
             if np.unique(partition).size < k:
                 continue
             lloyd_fixed, hartigan_fixed = _fixed(data, partition, k)
             if origin == "endpoint":
-                assert hartigan_fixed, f"Hartigan's endpoint is not Hartigan-fixed: data={data[0].tolist()} labels={partition[0].tolist()} k={k}"
+                assert hartigan_fixed, (
+                    f"Hartigan's endpoint is not Hartigan-fixed: data={data[0].tolist()} "
+                    f"labels={partition[0].tolist()} k={k}"
+                )
             if hartigan_fixed:
                 checked["hartigan_fixed_checked"] += 1
                 checked["from_endpoints"] += origin == "endpoint"
@@ -92,7 +104,9 @@ def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, examples, ks, d
     # Endpoints are Hartigan-fixed by construction, so they do not show that the search reaches the
     # cases that matter: require Hartigan-fixed partitions that Hartigan did not produce, and some
     # with an exact tie between a point's own and another mean (where the tie rules decide).
-    assert checked["raw_hartigan_fixed"] >= 10 and checked["hartigan_fixed_with_exact_tie"] >= 10, f"the search reached too few informative cases: {checked}"
+    assert checked["raw_hartigan_fixed"] >= 10 and checked["hartigan_fixed_with_exact_tie"] >= 10, (
+        f"the search reached too few informative cases: {checked}"
+    )
 
 
 def _grid_endpoints(grid, options, rows) -> dict:
@@ -104,12 +118,15 @@ def _grid_endpoints(grid, options, rows) -> dict:
             for d, source in grid.row:
                 found = cell(options.seed, d, sigma2, grid.trials, source, start, options.backend, options.device)
                 ok = found["hartigan_converged"]
-                assert ok.all(), f"d={d}, sigma2={sigma2}, start={start}: {int((~ok).sum())} Hartigan runs did not converge"
+                assert ok.all(), (
+                    f"d={d}, sigma2={sigma2}, start={start}: {int((~ok).sum())} Hartigan runs did not converge"
+                )
                 converged += int(ok.sum())
                 fixed += int((ok & found["hartigan_endpoint_lloyd_fixed"]).sum())
                 statement_holds(
                     converged == fixed,
-                    f"Hartigan endpoints not Lloyd-fixed at d={d}, sigma2={sigma2}, start={start}: {converged - fixed} so far",
+                    f"Hartigan endpoints not Lloyd-fixed at d={d}, sigma2={sigma2}, start={start}: {converged - fixed} "
+                    f"so far",
                 )
     return {"converged_endpoints": converged, "lloyd_fixed": fixed, "violations": converged - fixed}
 
@@ -132,7 +149,9 @@ def test_grid_endpoints_are_lloyd_fixed_full(options, evidence, sigma2):
     grid = grid_for("full", options)
     counts = _grid_endpoints(grid, options, [sigma2])
     evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
-    evidence.record(grid="full (official 20 x 20 x 100 through the Wishart route)", sigma2=sigma2, starts=list(grid.starts))
+    evidence.record(
+        grid="full (official 20 x 20 x 100 through the Wishart route)", sigma2=sigma2, starts=list(grid.starts)
+    )
     assert counts["converged_endpoints"] == len(grid.row) * len(grid.starts) * grid.trials
     statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed at sigma2={sigma2}: {counts}")
 
@@ -145,7 +164,9 @@ PINNED_LABELS = np.array([[0, 0, 1]])
 
 
 @pytest.mark.claim(K1, statement="converse")
-@pytest.mark.parametrize("tier", [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)])
+@pytest.mark.parametrize(
+    "tier", [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
+)
 def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidence, tier):
     pinned_lloyd, pinned_hartigan = _fixed(PINNED_DATA, PINNED_LABELS, 2)
 

@@ -4,6 +4,7 @@ probability tending to 1 as d grows, a Lloyd fixed point, so Lloyd returns its i
 The claim is about sigma^2 > n (n = 40); the other rows are shown in the grid figure, not asserted.
 Smoke runs the same statements at reduced power (60 trials per cell instead of 100, d up to 1e6).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,9 @@ def _largest_d_rate(tier, options, sigma2, evidence):
     grid = grid_for(tier, options)
     d, found = largest_d_cell(grid, options, sigma2)
     stall = rate(found["lloyd_initial_fixed"])
-    evidence.headline(**{f"sigma2={sigma2:.4g} d={d:.0e} stall_rate": stall["rate"], f"sigma2={sigma2:.4g} lower99": stall["lower99"]})
+    evidence.headline(
+        **{f"sigma2={sigma2:.4g} d={d:.0e} stall_rate": stall["rate"], f"sigma2={sigma2:.4g} lower99": stall["lower99"]}
+    )
     evidence.record(**{f"sigma2={sigma2:.4g} d={d}": stall})
     return d, stall, found
 
@@ -33,7 +36,13 @@ def _stall_rates(tier, options, sigma2s, evidence):
         d, stall, found = _largest_d_rate(tier, options, sigma2, evidence)
         bounds.append(stall["lower99"])
         evidence.headline(lower99_at_largest_d=min(bounds))
-        decide_stall_rate(found["lloyd_initial_fixed"], at_least=True, threshold=0.9, alpha=alpha, what=f"sigma2={sigma2:.4g} d={d}: Lloyd's initial-fixed rate >= 0.9")
+        decide_stall_rate(
+            found["lloyd_initial_fixed"],
+            at_least=True,
+            threshold=0.9,
+            alpha=alpha,
+            what=f"sigma2={sigma2:.4g} d={d}: Lloyd's initial-fixed rate >= 0.9",
+        )
 
 
 @pytest.mark.smoke
@@ -59,7 +68,9 @@ def _trend(tier, options, sigma2, evidence, alpha):
     p, drops = trend["p"], trend["drops"]
     evidence.headline(**{f"sigma2={sigma2:.4g} trend_p": p})
     evidence.headline(largest_trend_p=max(p, evidence.values.get("largest_trend_p", 0.0)))
-    evidence.record(**{f"sigma2={sigma2:.4g}": {"dims": dims.tolist(), "stall_rates": (hits / totals).tolist(), **trend}})
+    evidence.record(
+        **{f"sigma2={sigma2:.4g}": {"dims": dims.tolist(), "stall_rates": (hits / totals).tolist(), **trend}}
+    )
     # Shown: the trend test at TREND_P and no drop between neighbouring d at DROP_ALPHA (Bonferroni over
     # the pairs). Refuted: a drop at the registered false alarm (split over the rows by the caller).
     # Anything between is inconclusive.
@@ -94,7 +105,10 @@ def _grid_report(tier, start, options, evidence, sigma2s=None):
             c = cell(options.seed, d, s2, grid.trials, source, start, options.backend, options.device)
             rows[s2].append((d, c))
             unconverged = int((~c["lloyd_converged"]).sum() + (~c["hartigan_converged"]).sum())
-            statement_holds(unconverged == 0, f"d={d}, sigma2={s2}, start={start}: {unconverged} runs did not converge within 100 steps")
+            statement_holds(
+                unconverged == 0,
+                f"d={d}, sigma2={s2}, start={start}: {unconverged} runs did not converge within 100 steps",
+            )
             table.append(
                 {
                     "sigma2": s2,
@@ -107,7 +121,10 @@ def _grid_report(tier, start, options, evidence, sigma2s=None):
             )
     evidence.headline(**{f"{start} runs not converged": 0})
     evidence.record(start=start, trials_per_cell=grid.trials, cells=len(table), grid=table)
-    evidence.figure(f"Lloyd vs Hartigan, {tier} grid, start={start}", grid_figure(rows, f"{tier} grid, start={start}, {grid.trials} trials per cell"))
+    evidence.figure(
+        f"Lloyd vs Hartigan, {tier} grid, start={start}",
+        grid_figure(rows, f"{tier} grid, start={start}, {grid.trials} trials per cell"),
+    )
 
 
 @pytest.mark.smoke

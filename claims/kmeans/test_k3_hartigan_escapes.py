@@ -3,6 +3,7 @@ partition and recovers the clusters as d grows."
 
 Same data and same start as Lloyd in every trial (paired). Full runs both start conventions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,9 +12,18 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_claims import ClaimRefuted, registered_false_alarm, statement_holds, statement_inconclusive
+from pytest_claims import ClaimRefuted, registered_false_alarm, statement_ge, statement_holds, statement_inconclusive
 from claims.kmeans.common import K3, decide_mean_nmi, decide_stall_rate, nmi_summary, rate, sign_test
-from fixtures.kmeans import FULL, SMOKE, assert_wishart_law, explicit_cell, grid_for, huge_cells, largest_d_cell, row_cells
+from fixtures.kmeans import (
+    FULL,
+    SMOKE,
+    assert_wishart_law,
+    explicit_cell,
+    grid_for,
+    huge_cells,
+    largest_d_cell,
+    row_cells,
+)
 from fixtures.kmeans import cell as grid_cell
 
 SIGN_P = 1e-6
@@ -29,9 +39,17 @@ def _leaves_start(tier, options, sigma2, evidence):
             continue
         stalled_cells += 1
         evidence.record(**{f"sigma2={sigma2:.4g} d={d}": {"lloyd": lloyd, "hartigan": hartigan}})
-        evidence.headline(largest_hartigan_upper99=max(hartigan["upper99"], evidence.values.get("largest_hartigan_upper99", 0.0)))
-        decide_stall_rate(cell["hartigan_initial_fixed"], at_least=False, threshold=0.1, alpha=alpha,
-                          what=f"sigma2={sigma2:.4g} d={d}: Lloyd stalls (lower99 {lloyd['lower99']:.3f}); Hartigan's initial-fixed rate <= 0.1")
+        evidence.headline(
+            largest_hartigan_upper99=max(hartigan["upper99"], evidence.values.get("largest_hartigan_upper99", 0.0))
+        )
+        decide_stall_rate(
+            cell["hartigan_initial_fixed"],
+            at_least=False,
+            threshold=0.1,
+            alpha=alpha,
+            what=f"sigma2={sigma2:.4g} d={d}: Lloyd stalls (lower99 {lloyd['lower99']:.3f}); Hartigan's initial-fixed "
+            f"rate <= 0.1",
+        )
     evidence.headline(**{f"sigma2={sigma2:.4g} cells where Lloyd stalls": stalled_cells})
     assert stalled_cells > 0, f"no cell of the sigma2={sigma2} row has Lloyd stalling; nothing to compare"
 
@@ -58,10 +76,23 @@ def _paired_nmi(tier, options, sigma2, start, evidence):
     alpha = registered_false_alarm() / (len(grid.high_noise) * len(grid.starts))
     evidence.headline(**{f"sigma2={sigma2:.4g} {start} sign_p": p})
     evidence.headline(largest_sign_p=max(p, evidence.values.get("largest_sign_p", 0.0)))
-    evidence.record(**{f"sigma2={sigma2:.4g} d={d} {start}": {"positive": positive, "negative": negative, "ties": grid.trials - positive - negative, "p": p}})
-    message = f"sigma2={sigma2}, d={d}, start={start}: sign test p={p:.3g} (shown below {SIGN_P}; +{positive}/-{negative})"
+    evidence.record(
+        **{
+            f"sigma2={sigma2:.4g} d={d} {start}": {
+                "positive": positive,
+                "negative": negative,
+                "ties": grid.trials - positive - negative,
+                "p": p,
+            }
+        }
+    )
+    message = (
+        f"sigma2={sigma2}, d={d}, start={start}: sign test p={p:.3g} (shown below {SIGN_P}; +{positive}/-{negative})"
+    )
     if p_against < alpha:
-        raise ClaimRefuted(f"{message}; Lloyd's NMI exceeds Hartigan's at the false-alarm level {alpha:.3g} (p = {p_against:.3g})")
+        raise ClaimRefuted(
+            f"{message}; Lloyd's NMI exceeds Hartigan's at the false-alarm level {alpha:.3g} (p = {p_against:.3g})"
+        )
     if not p < SIGN_P:
         statement_inconclusive(message)
 
@@ -85,9 +116,20 @@ def _nmi_to_one(cells, sigma2, start, evidence, alpha):
     for d, cell in cells:
         summary = nmi_summary(cell["hartigan_nmi"])
         evidence.headline(**{f"sigma2={sigma2:.4g} d={d:.0e} {start} hartigan_nmi_lower99": summary["lower99"]})
-        evidence.headline(smallest_hartigan_nmi_lower99=min(summary["lower99"], evidence.values.get("smallest_hartigan_nmi_lower99", 1.0)))
-        evidence.record(**{f"sigma2={sigma2:.4g} d={d} {start}": dict(summary, lloyd_mean=float(cell["lloyd_nmi"].mean()))})
-        decide_mean_nmi(cell["hartigan_nmi"], threshold=0.95, alpha=alpha, what=f"sigma2={sigma2:.4g} d={d} start={start}: Hartigan's mean NMI >= 0.95")
+        evidence.headline(
+            smallest_hartigan_nmi_lower99=min(
+                summary["lower99"], evidence.values.get("smallest_hartigan_nmi_lower99", 1.0)
+            )
+        )
+        evidence.record(
+            **{f"sigma2={sigma2:.4g} d={d} {start}": dict(summary, lloyd_mean=float(cell["lloyd_nmi"].mean()))}
+        )
+        decide_mean_nmi(
+            cell["hartigan_nmi"],
+            threshold=0.95,
+            alpha=alpha,
+            what=f"sigma2={sigma2:.4g} d={d} start={start}: Hartigan's mean NMI >= 0.95",
+        )
 
 
 @pytest.mark.smoke
@@ -95,7 +137,13 @@ def _nmi_to_one(cells, sigma2, start, evidence, alpha):
 def test_hartigan_nmi_to_one_smoke(options, evidence):
     grid = grid_for("smoke", options)
     for sigma2 in SMOKE.high_noise:
-        _nmi_to_one([largest_d_cell(grid, options, sigma2)], sigma2, "partition", evidence, registered_false_alarm() / len(SMOKE.high_noise))
+        _nmi_to_one(
+            [largest_d_cell(grid, options, sigma2)],
+            sigma2,
+            "partition",
+            evidence,
+            registered_false_alarm() / len(SMOKE.high_noise),
+        )
 
 
 @pytest.mark.full
@@ -104,7 +152,13 @@ def test_hartigan_nmi_to_one_smoke(options, evidence):
 @pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
 def test_hartigan_nmi_to_one_full(options, evidence, sigma2, start):
     grid = grid_for("full", options)
-    _nmi_to_one([largest_d_cell(grid, options, sigma2, start)], sigma2, start, evidence, registered_false_alarm() / (len(FULL.high_noise) * len(FULL.starts)))
+    _nmi_to_one(
+        [largest_d_cell(grid, options, sigma2, start)],
+        sigma2,
+        start,
+        evidence,
+        registered_false_alarm() / (len(FULL.high_noise) * len(FULL.starts)),
+    )
 
 
 def _huge_d(tier, options, sigma2, evidence):
@@ -115,7 +169,13 @@ def _huge_d(tier, options, sigma2, evidence):
     for d, huge in cells:
         hartigan = rate(huge["hartigan_initial_fixed"])
         evidence.record(**{f"sigma2={sigma2:.4g} d={d:.0e} hartigan_stall": hartigan})
-        decide_stall_rate(huge["hartigan_initial_fixed"], at_least=False, threshold=0.1, alpha=alpha, what=f"sigma2={sigma2:.4g} d={d:.0e}: Hartigan's initial-fixed rate <= 0.1")
+        decide_stall_rate(
+            huge["hartigan_initial_fixed"],
+            at_least=False,
+            threshold=0.1,
+            alpha=alpha,
+            what=f"sigma2={sigma2:.4g} d={d:.0e}: Hartigan's initial-fixed rate <= 0.1",
+        )
     _nmi_to_one(cells, sigma2, "partition", evidence, alpha)
 
 
@@ -148,9 +208,17 @@ class ExplicitScale:
 # Tiny (smoke, torch on the CPU): one official cell, d = 2836, sigma2 = 48.3, 60 trials in chunks of 25.
 # Nightly (gpu): d = 21719, 60110 and 100000 in the lowest and highest sigma2 > n rows, 100 trials each.
 EXPLICIT_SCALES = [
-    pytest.param(ExplicitScale(((FULL.row[12][0], FULL.high_noise[0]),), 60, 25, thresholds=False), marks=pytest.mark.smoke, id="tiny-cpu"),
     pytest.param(
-        ExplicitScale(tuple((FULL.row[i][0], s2) for s2 in (FULL.high_noise[0], FULL.high_noise[-1]) for i in (-4, -2, -1)), FULL.trials, 25),
+        ExplicitScale(((FULL.row[12][0], FULL.high_noise[0]),), 60, 25, thresholds=False),
+        marks=pytest.mark.smoke,
+        id="tiny-cpu",
+    ),
+    pytest.param(
+        ExplicitScale(
+            tuple((FULL.row[i][0], s2) for s2 in (FULL.high_noise[0], FULL.high_noise[-1]) for i in (-4, -2, -1)),
+            FULL.trials,
+            25,
+        ),
         marks=pytest.mark.gpu,
         id="nightly-cuda",
     ),
@@ -166,15 +234,26 @@ def test_explicit_route_at_paper_d(options, evidence, scale):
     backend = options.backend if device == options.device else "torch"
     pvalues, summary, cells = {}, {}, {}
     for d, sigma2 in scale.cells:
-        explicit = cells[d, sigma2] = explicit_cell(options.seed, d, sigma2, scale.trials, backend="torch", device=device, chunk=scale.chunk)
+        explicit = cells[d, sigma2] = explicit_cell(
+            options.seed, d, sigma2, scale.trials, backend="torch", device=device, chunk=scale.chunk
+        )
         assert explicit["device"].startswith(device), f"computed on {explicit['device']}, not on {device}"
         wishart = grid_cell(options.seed, d, sigma2, scale.trials, "wishart", "partition", backend, device)
         where = f"d={d} sigma2={sigma2:.4g}"
-        disagree = {name: int(np.sum(~explicit[name])) for name in ("gram_lloyd_agrees", "gram_hartigan_agrees", "lloyd_converged", "hartigan_converged")}
-        statement_holds(not any(disagree.values()), f"{where}: explicit route vs Gram route on the same data (trials that differ or did not converge): {disagree}")
+        disagree = {
+            name: int(np.sum(~explicit[name]))
+            for name in ("gram_lloyd_agrees", "gram_hartigan_agrees", "lloyd_converged", "hartigan_converged")
+        }
+        statement_holds(
+            not any(disagree.values()),
+            f"{where}: explicit route vs Gram route on the same data (trials that differ or did not converge): "
+            f"{disagree}",
+        )
         for flag in ("lloyd_initial_fixed", "hartigan_initial_fixed"):
             a, b = int(explicit[flag].sum()), int(wishart[flag].sum())
-            pvalues[f"{where} {flag}"] = float(stats.fisher_exact([[a, scale.trials - a], [b, scale.trials - b]]).pvalue)
+            pvalues[f"{where} {flag}"] = float(
+                stats.fisher_exact([[a, scale.trials - a], [b, scale.trials - b]]).pvalue
+            )
         for score in ("lloyd_nmi", "hartigan_nmi"):
             pvalues[f"{where} {score}"] = float(stats.ks_2samp(explicit[score], wishart[score]).pvalue)
         summary[where] = {
@@ -188,10 +267,31 @@ def test_explicit_route_at_paper_d(options, evidence, scale):
     largest = max(d for d, _ in scale.cells)
     checked = [(d, sigma2) for d, sigma2 in scale.cells if d == largest] if scale.thresholds else []
     level = registered_false_alarm() / (len(pvalues) + 2 * len(checked))
-    evidence.headline(device=device, cells=len(scale.cells), trials_per_cell=scale.trials, smallest_route_p=min(pvalues.values()))
+    evidence.headline(
+        device=device, cells=len(scale.cells), trials_per_cell=scale.trials, smallest_route_p=min(pvalues.values())
+    )
     evidence.record(explicit_route=summary, route_comparison_p=pvalues, bonferroni_level=level)
-    statement_holds(min(pvalues.values()) > level, f"explicit and Wishart routes differ: {[k for k, p in pvalues.items() if p <= level]}")
-    for d, sigma2 in checked:  # none in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry)
+    statement_ge(
+        list(pvalues.values()),
+        level,
+        strict=True,
+        what="explicit-vs-Wishart route p-values, in the order of route_comparison_p",
+    )
+    for (
+        d,
+        sigma2,
+    ) in checked:  # none in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry)
         found, explicit = summary[f"d={d} sigma2={sigma2:.4g}"], cells[d, sigma2]
-        decide_stall_rate(explicit["lloyd_initial_fixed"], at_least=True, threshold=0.9, alpha=level, what=f"d={d}, sigma2={sigma2}: Lloyd's initial-fixed rate on explicit data >= 0.9")
-        decide_mean_nmi(explicit["hartigan_nmi"], threshold=0.95, alpha=level, what=f"d={d}, sigma2={sigma2}: Hartigan's mean NMI on explicit data >= 0.95 ({found['hartigan_nmi']})")
+        decide_stall_rate(
+            explicit["lloyd_initial_fixed"],
+            at_least=True,
+            threshold=0.9,
+            alpha=level,
+            what=f"d={d}, sigma2={sigma2}: Lloyd's initial-fixed rate on explicit data >= 0.9",
+        )
+        decide_mean_nmi(
+            explicit["hartigan_nmi"],
+            threshold=0.95,
+            alpha=level,
+            what=f"d={d}, sigma2={sigma2}: Hartigan's mean NMI on explicit data >= 0.95 ({found['hartigan_nmi']})",
+        )

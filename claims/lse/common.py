@@ -1,4 +1,5 @@
 """Registry ids, tier sizes and shared numbers of the L statement tests."""
+
 from __future__ import annotations
 
 import functools
@@ -42,7 +43,10 @@ def values(seed: int, tier: str, key: str = "main", weights: str = "probability"
         return sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
 
     return current_store().get_or_compute(
-        "lse/f-and-f-rho", dict(seed=seed, count=SIZES[tier], key=key, weights=weights), compute, code=[sk, families, seeding]
+        "lse/f-and-f-rho",
+        dict(seed=seed, count=SIZES[tier], key=key, weights=weights),
+        compute,
+        code=[sk, families, seeding],
     )
 
 
@@ -56,7 +60,9 @@ def rate_in_rho(phi: np.ndarray, mu: np.ndarray) -> dict:
     f = sk.logsumexp_weighted(phi, mu)
     scale = np.maximum(1.0, np.exp(np.max(np.where(mu > 0, phi, -np.inf), axis=1) - f))
     rhos = RATE_UNIT[None, :] / scale[:, None]
-    f_rho = sk.f_rho_value(np.repeat(phi, points, axis=0), np.repeat(mu, points, axis=0), rhos.ravel()).reshape(count, points)
+    f_rho = sk.f_rho_value(np.repeat(phi, points, axis=0), np.repeat(mu, points, axis=0), rhos.ravel()).reshape(
+        count, points
+    )
     gaps = f[:, None] - f_rho
     slope, se = slope_fit(np.log(rhos), np.log(gaps))
     return {"gaps": gaps, "scale": scale, "slope": slope, "se": se}
@@ -95,7 +101,10 @@ def h_counting(rho):
 # The device sweep: L1's and L3's inequalities over many instances, batched and chunked on torch
 # (the gpu tier's 1e7 on CUDA; the same code at a tiny size on the CPU in every smoke run)
 
-DEVICE_SIZES = {"tiny": (1_000, 400), "nightly": (10_000_000, 250_000)}  # (instances, chunk); tiny ends on a partial chunk
+DEVICE_SIZES = {
+    "tiny": (1_000, 400),
+    "nightly": (10_000_000, 250_000),
+}  # (instances, chunk); tiny ends on a partial chunk
 DEVICE_TIERS = [pytest.param("tiny", marks=pytest.mark.smoke), pytest.param("nightly", marks=pytest.mark.gpu)]
 
 
@@ -129,8 +138,18 @@ def device_sweep(seed: int, tier: str, device: str) -> dict:
             torch.set_num_threads(threads)
 
     def sweep(torch):
-        acc = {"instances": 0, "nonfinite": 0, "f_rho_above_f": 0, "printed_direction_violations": 0, "min_relative_slack": math.inf,
-               "band_below": 0, "band_above": 0, "above_entropy_bound": 0, "max_needed_constant": -math.inf, "max_needed_over_entropy": -math.inf}
+        acc = {
+            "instances": 0,
+            "nonfinite": 0,
+            "f_rho_above_f": 0,
+            "printed_direction_violations": 0,
+            "min_relative_slack": math.inf,
+            "band_below": 0,
+            "band_above": 0,
+            "above_entropy_bound": 0,
+            "max_needed_constant": -math.inf,
+            "max_needed_over_entropy": -math.inf,
+        }
         used = None
         for start in range(0, count, chunk):
             phi, mu, rho, lam = families.device_instances(seed, tier, start, min(chunk, count - start), device)
@@ -162,5 +181,8 @@ def device_sweep(seed: int, tier: str, device: str) -> dict:
         return acc
 
     return current_store().get_or_compute(
-        "lse/device-sweep", dict(seed=seed, tier=tier, device=device, count=count, chunk=chunk), compute, code=[sk, families, seeding, sys.modules[__name__]]
+        "lse/device-sweep",
+        dict(seed=seed, tier=tier, device=device, count=count, chunk=chunk),
+        compute,
+        code=[sk, families, seeding, sys.modules[__name__]],
     )

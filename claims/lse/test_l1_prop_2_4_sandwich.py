@@ -4,6 +4,7 @@ The printed direction F <= F_rho is refuted (pinned counterexample and a violati
 corrected direction F_rho <= F, Prop 2.4(i)-(ii), duality (5) = (6), Lemma 2.3 and the follow-up
 paper's restated (iii)-(iv) are verified.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,19 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from pytest_claims import statement_allclose, statement_holds, statement_le
-from claims.lse.common import DEVICE_TIERS, L1, MAIN_TIERS, RATE_UNIT, ROUNDING, TIERS, device_sweep, instances, rate_in_rho, sweep_device, values
+from claims.lse.common import (
+    DEVICE_TIERS,
+    L1,
+    MAIN_TIERS,
+    RATE_UNIT,
+    ROUNDING,
+    TIERS,
+    device_sweep,
+    instances,
+    rate_in_rho,
+    sweep_device,
+    values,
+)
 from kernels import safe_kl as sk
 
 
@@ -50,7 +63,8 @@ def test_printed_direction_f_le_f_rho(options, evidence, tier):
     evidence.record(pinned={"mu": "delta_0", "phi": 0.0, "rho": 0.1}, closed_form_F_rho=closed_form)
     statement_holds(
         pinned_f <= pinned_f_rho and violations == 0,
-        f"F <= F_rho fails: pinned F = {pinned_f} > F_rho = {pinned_f_rho}; {violations}/{len(f)} random instances violate it",
+        f"F <= F_rho fails: pinned F = {pinned_f} > F_rho = {pinned_f_rho}; {violations}/{len(f)} random instances "
+        f"violate it",
     )
 
 
@@ -71,12 +85,25 @@ def test_corrected_direction_on_device(options, evidence, tier):
     chunked on torch; the same code at a tiny size on the CPU in every smoke run."""
     device = sweep_device(options, tier)
     found = device_sweep(options.seed, tier, device)
-    evidence.headline(instances=found["instances"], f_rho_above_f=found["f_rho_above_f"], min_relative_slack=found["min_relative_slack"], device=found["device"])
-    evidence.record(printed_direction_violations=found["printed_direction_violations"], nonfinite=found["nonfinite"], chunk=found["chunk"], max_atoms=found["max_atoms"], requested_device=device)
+    evidence.headline(
+        instances=found["instances"],
+        f_rho_above_f=found["f_rho_above_f"],
+        min_relative_slack=found["min_relative_slack"],
+        device=found["device"],
+    )
+    evidence.record(
+        printed_direction_violations=found["printed_direction_violations"],
+        nonfinite=found["nonfinite"],
+        chunk=found["chunk"],
+        max_atoms=found["max_atoms"],
+        requested_device=device,
+    )
     if tier == "nightly":
         assert found["device"] == "cuda", f"the gpu tier's sweep ran on {found['device']}, not on CUDA"
     statement_holds(found["nonfinite"] == 0, f"{found['nonfinite']} instances with a non-finite F or F_rho")
-    statement_holds(found["f_rho_above_f"] == 0, f"F_rho > F on {found['f_rho_above_f']} of {found['instances']} instances")
+    statement_holds(
+        found["f_rho_above_f"] == 0, f"F_rho > F on {found['f_rho_above_f']} of {found['instances']} instances"
+    )
 
 
 RHO_GRID = np.geomspace(1e-4, 0.99, 12)
@@ -108,19 +135,32 @@ def test_f_rho_decreases_in_rho(options, evidence, tier):
     # the slope, moves fast in rho), within 1e-3 of |slope| + the differences' rounding.
     slope = _envelope_slope(phi, mu, rho)
     delta = 1e-6
-    differences = (sk.f_rho_value(phi, mu, rho * (1 + delta)) - sk.f_rho_value(phi, mu, rho * (1 - delta))) / (2 * delta * rho)
+    differences = (sk.f_rho_value(phi, mu, rho * (1 + delta)) - sk.f_rho_value(phi, mu, rho * (1 - delta))) / (
+        2 * delta * rho
+    )
     ends = np.stack([_envelope_slope(phi, mu, rho * (1 - delta)), _envelope_slope(phi, mu, rho * (1 + delta))])
     between = np.clip(differences, ends.min(axis=0), ends.max(axis=0))
     scale = np.abs(slope) + ROUNDING * np.maximum(1.0, np.abs(flat)) / (delta * rho)
     evidence.headline(pairs=int(steps.size), max_relative_increase=float(steps.max()), largest_slope=float(slope.max()))
     # Each value is accurate to ROUNDING (relative), so a difference of two to 2 ROUNDING.
     statement_le(steps, 2 * ROUNDING, what="relative increase of F_rho from one rho of the grid to the next")
-    evidence.record(largest_slope_change_within_a_difference=float(np.max((ends.max(axis=0) - ends.min(axis=0)) / scale)))
-    statement_allclose(differences / scale, between / scale, rtol=0, atol=1e-3, what="dF_rho/drho by central differences against the envelope slopes at the difference's ends, in units of |slope| + rounding")
+    evidence.record(
+        largest_slope_change_within_a_difference=float(np.max((ends.max(axis=0) - ends.min(axis=0)) / scale))
+    )
+    statement_allclose(
+        differences / scale,
+        between / scale,
+        rtol=0,
+        atol=1e-3,
+        what="dF_rho/drho by central differences against the envelope slopes at the difference's ends, in units of "
+        "|slope| + rounding",
+    )
     statement_le(slope, 0.0, what="envelope slope dF_rho/drho")
     # The pinned wide instance on which Newton without rtsafe's step-halving rule oscillated (kernels' golden file).
     case = json.loads(OSCILLATION.read_text())
-    pinned = sk.f_rho_value(np.repeat([case["phi"]], len(RHO_GRID), 0), np.repeat([case["mu"]], len(RHO_GRID), 0), RHO_GRID)
+    pinned = sk.f_rho_value(
+        np.repeat([case["phi"]], len(RHO_GRID), 0), np.repeat([case["mu"]], len(RHO_GRID), 0), RHO_GRID
+    )
     pinned_steps = np.diff(pinned) / np.maximum(1.0, np.abs(pinned[1:]))
     evidence.record(pinned_instance_max_relative_increase=float(pinned_steps.max()))
     statement_le(pinned_steps, 2 * ROUNDING, what="relative increase of F_rho in rho on the pinned wide instance")
@@ -134,8 +174,12 @@ def test_gap_vanishes_linearly_in_rho(options, evidence, tier):
     gaps, slope, se = fit["gaps"], fit["slope"], fit["se"]
     mean, sem = float(slope.mean()), float(slope.std(ddof=1) / math.sqrt(len(batch)))
     evidence.headline(mean_exponent=mean, exponent_standard_error=sem)
-    evidence.record(per_instance_se_median=float(np.median(se)), min_exponent=float(slope.min()), max_exponent=float(slope.max()))
-    evidence.figure("F - F_rho against rho (log-log)", _figure_gap_vs_rho(RATE_UNIT, gaps * fit["scale"][:, None], mean))
+    evidence.record(
+        per_instance_se_median=float(np.median(se)), min_exponent=float(slope.min()), max_exponent=float(slope.max())
+    )
+    evidence.figure(
+        "F - F_rho against rho (log-log)", _figure_gap_vs_rho(RATE_UNIT, gaps * fit["scale"][:, None], mean)
+    )
     statement_holds(np.all(gaps > 0) and abs(mean - 1) < 0.02, f"fitted exponent {mean:.4f} +/- {sem:.4f}")
 
 
@@ -156,8 +200,12 @@ def test_primal_equals_dual(options, evidence, tier):
         phi, mu, rho = batch.phi[i, real], batch.mu[i, real], batch.rho[i]
         objective = lambda q: -float(np.sum(mu * (q * phi - sk.f_rho(q, rho))))  # noqa: E731
         result = minimize(
-            objective, np.ones_like(mu), method="SLSQP", bounds=[(1e-12, 1 / rho - 1e-12)] * len(mu),
-            constraints=[{"type": "eq", "fun": lambda q: float(np.sum(mu * q) - 1)}], options={"ftol": 1e-14, "maxiter": 500},
+            objective,
+            np.ones_like(mu),
+            method="SLSQP",
+            bounds=[(1e-12, 1 / rho - 1e-12)] * len(mu),
+            constraints=[{"type": "eq", "fun": lambda q: float(np.sum(mu * q) - 1)}],
+            options={"ftol": 1e-14, "maxiter": 500},
         )
         # SLSQP meets its equality constraint only to its tolerance, and a mass 1 + e raises the value by
         # about e alpha*: the search's point is made feasible (mass exactly 1, capped) before it is scored.
@@ -174,11 +222,20 @@ def test_primal_equals_dual(options, evidence, tier):
     excess = np.abs(mass - 1) / mass_bound
     worst = int(np.argmax(excess))
     evidence.record(mass_error_max=float(np.max(np.abs(mass - 1))), mass_error_over_bound_max=float(excess[worst]))
-    statement_holds(excess[worst] <= 1, f"total mass of the optimal density off 1 by {abs(mass[worst] - 1):.3g} at instance {worst}, "
-                                        f"past its resolution {mass_bound[worst]:.3g} (beta {beta[worst]:.6g}, rho {batch.rho[worst]:.3g})")
+    statement_holds(
+        excess[worst] <= 1,
+        f"total mass of the optimal density off 1 by {abs(mass[worst] - 1):.3g} at instance {worst}, "
+        f"past its resolution {mass_bound[worst]:.3g} (beta {beta[worst]:.6g}, rho {batch.rho[worst]:.3g})",
+    )
     statement_holds(capped, "the optimal density exceeds 1/rho")
     scale = np.maximum(1.0, np.abs(dual))  # |primal - dual| <= 1e-10 max(1, |dual|)
-    found = statement_allclose(primal / scale, dual / scale, rtol=0, atol=1e-10, what="primal value at the optimal density against the dual, in units of max(1, |dual|)")
+    found = statement_allclose(
+        primal / scale,
+        dual / scale,
+        rtol=0,
+        atol=1e-10,
+        what="primal value at the optimal density against the dual, in units of max(1, |dual|)",
+    )
     evidence.headline(max_primal_dual_gap=found["max_abs_error"])
     assert best_found, "no SLSQP point could be made feasible"
     statement_holds(max(best_found) <= 1e-7, f"SLSQP finds a capped density {max(best_found):.3g} above the dual value")
@@ -190,12 +247,23 @@ def test_conjugate_formula(evidence):
     numeric, formula = [], []
     for rho in np.geomspace(1e-3, 0.99, 8):
         for s in np.linspace(-10, 10 + math.log(1 / rho), 9):
-            res = minimize_scalar(lambda t: -(s * t - float(sk.f_rho(np.array(t), rho))), bounds=(0, 1 / rho), method="bounded", options={"xatol": 1e-13})
+            res = minimize_scalar(
+                lambda t: -(s * t - float(sk.f_rho(np.array(t), rho))),
+                bounds=(0, 1 / rho),
+                method="bounded",
+                options={"xatol": 1e-13},
+            )
             numeric.append(-res.fun)
             formula.append(float(sk.f_rho_conjugate(s, rho)))
     numeric, formula = np.array(numeric), np.array(formula)
     scale = np.maximum(1.0, np.abs(formula))  # |numeric - formula| <= 1e-10 max(1, |formula|)
-    found = statement_allclose(numeric / scale, formula / scale, rtol=0, atol=1e-10, what="sup_t {s t - f_rho(t)} against (1/rho) ln(1 + rho e^s) - 1, in units of max(1, |formula|)")
+    found = statement_allclose(
+        numeric / scale,
+        formula / scale,
+        rtol=0,
+        atol=1e-10,
+        what="sup_t {s t - f_rho(t)} against (1/rho) ln(1 + rho e^s) - 1, in units of max(1, |formula|)",
+    )
     evidence.headline(max_abs_error=found["max_abs_error"], pairs=len(numeric))
 
 
@@ -218,7 +286,9 @@ def test_restated_iii(options, evidence, tier):
     evidence.headline(instances_in_range=int(inside.sum()), min_lower_slack=float(lower_slack.min()))
     evidence.record(label="restated by the follow-up paper", min_upper_slack=float(upper_slack.min()))
     assert inside.sum() >= len(f) // 10, "too few instances with rho kappa < 1"
-    statement_holds(np.all(lower_slack >= -ROUNDING * scale) and np.all(upper_slack >= -ROUNDING * scale), "restated (iii) fails")
+    statement_holds(
+        np.all(lower_slack >= -ROUNDING * scale) and np.all(upper_slack >= -ROUNDING * scale), "restated (iii) fails"
+    )
 
 
 @pytest.mark.claim(L1, statement="restated-iv")
@@ -229,6 +299,10 @@ def test_restated_iv(options, evidence, tier):
     lower_slack = (alpha - (f + log_term))[inside]
     upper_slack = (f - alpha)[inside]
     scale = np.maximum(1.0, np.abs(f[inside]))
-    evidence.headline(instances_in_range=int(inside.sum()), min_lower_slack=float(lower_slack.min()), min_upper_slack=float(upper_slack.min()))
+    evidence.headline(
+        instances_in_range=int(inside.sum()),
+        min_lower_slack=float(lower_slack.min()),
+        min_upper_slack=float(upper_slack.min()),
+    )
     evidence.record(label="restated by the follow-up paper")
     statement_holds(np.all(lower_slack >= -ROUNDING * scale) and np.all(upper_slack > 0), "restated (iv) fails")

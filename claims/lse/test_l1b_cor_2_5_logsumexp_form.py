@@ -21,6 +21,7 @@ finds at most h(0.99) = 0.963: the bound, not the search, decides.
 "approx" is the dual formula: the primal sup over probability vectors nu (nu_i <= 1/rho) of
 sum_i nu_i x_i - sum_i f_rho(nu_i) counts f_rho's +1 once per atom and equals approx - (n - 1).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,7 +59,9 @@ def _ratio(phi, mu, rho):
 
 
 @pytest.mark.claim(L1b, statement="as-quoted")
-@pytest.mark.parametrize("examples", [pytest.param(600, marks=pytest.mark.smoke), pytest.param(6000, marks=pytest.mark.full)])
+@pytest.mark.parametrize(
+    "examples", [pytest.param(600, marks=pytest.mark.smoke), pytest.param(6000, marks=pytest.mark.full)]
+)
 def test_as_quoted_counting_measure(evidence, examples):
     worst = {"gap_over_rho": -np.inf, "instance": None}
 
@@ -70,14 +73,17 @@ def test_as_quoted_counting_measure(evidence, examples):
         if ratio > worst["gap_over_rho"]:
             worst.update(gap_over_rho=ratio, instance={"phi": instance[0][0].tolist(), "rho": float(instance[2][0])})
         tol = float(_rounding(sk.logsumexp_weighted(*instance[:2])[0], instance[2][0]))
-        statement_in_interval(ratio, -tol, 1.0, what="gap/rho, LogSumExp - rho <= F_rho <= LogSumExp (counting measure)")
+        statement_in_interval(
+            ratio, -tol, 1.0, what="gap/rho, LogSumExp - rho <= F_rho <= LogSumExp (counting measure)"
+        )
 
     search()
     evidence.headline(largest_gap_over_rho=worst["gap_over_rho"], examples=examples)
     evidence.record(
         largest_at=worst["instance"],
         h_at_largest=float(h_counting(worst["instance"]["rho"])),
-        note="a sample statistic of where the search went (rho <= 0.99): the bound h(rho) and its supremum 1 are in sharp-bound",
+        note="a sample statistic of where the search went (rho <= 0.99): the bound h(rho) and its supremum 1 are in "
+        "sharp-bound",
         reading="mu = counting measure; LogSumExp(x) = ln sum_i e^(x_i) = F",
     )
 
@@ -91,13 +97,21 @@ def test_random_families_counting_measure(options, evidence, tier):
     tol = _rounding(f, batch.rho)
     worst = {fam: float(ratio[batch.family == fam].max()) for fam in sorted(set(batch.family.tolist()))}
     evidence.headline(instances=len(f), worst_gap_over_rho=float(ratio.max()), violations=int(np.sum(ratio > 1)))
-    evidence.record(worst_by_family=worst, logbook_worst=0.826, worst_gap_over_rho_over_h=float(np.max(ratio / h_counting(batch.rho))))
-    statement_in_interval(ratio, -tol, 1.0, what="gap/rho = (F - F_rho) / rho on the random families (counting measure)")
+    evidence.record(
+        worst_by_family=worst,
+        logbook_worst=0.826,
+        worst_gap_over_rho_over_h=float(np.max(ratio / h_counting(batch.rho))),
+    )
+    statement_in_interval(
+        ratio, -tol, 1.0, what="gap/rho = (F - F_rho) / rho on the random families (counting measure)"
+    )
 
 
 # Structured adversarial instances: one or two dominant atoms among up to 8, over rho up to 1 - 1e-6.
 ADVERSARIAL_RHOS = np.concatenate([np.geomspace(1e-4, 0.9, 12), 1 - np.geomspace(1e-2, 1e-6, 5)])
-ADVERSARIAL_ROWS = [[d] + [0.0] * (n - 1) for n in (1, 2, 3, 5, 8) for d in (0.0, 1.0, 3.0, 10.0, 50.0)] + [[d, d, 0.0, -5.0] for d in (1.0, 10.0)]
+ADVERSARIAL_ROWS = [[d] + [0.0] * (n - 1) for n in (1, 2, 3, 5, 8) for d in (0.0, 1.0, 3.0, 10.0, 50.0)] + [
+    [d, d, 0.0, -5.0] for d in (1.0, 10.0)
+]
 DOMINANCE = (0.0, 2.0, 5.0, 10.0, 20.0, 40.0)  # phi = (D, 0, 0): the deficit h - gap/rho shrinks to rounding
 SUPREMUM_RHOS = 1 - 10.0 ** -np.arange(1, 7)  # h(rho) -> 1
 
@@ -121,13 +135,23 @@ def test_sharp_bound_counting_measure(options, evidence, tier):
         r = _gap_over_rho(instance)
         target(r / float(h_counting(instance[2][0])))
         if r / float(h_counting(instance[2][0])) > closest["ratio_over_h"]:
-            closest.update(ratio_over_h=r / float(h_counting(instance[2][0])), phi=instance[0][0].tolist(), rho=float(instance[2][0]))
+            closest.update(
+                ratio_over_h=r / float(h_counting(instance[2][0])),
+                phi=instance[0][0].tolist(),
+                rho=float(instance[2][0]),
+            )
         tol = float(_rounding(sk.logsumexp_weighted(*instance[:2])[0], instance[2][0]))
-        statement_holds(r <= float(h_counting(instance[2][0])) + tol, f"gap/rho = {r} above h(rho) = {float(h_counting(instance[2][0]))} at {instance}")
+        statement_holds(
+            r <= float(h_counting(instance[2][0])) + tol,
+            f"gap/rho = {r} above h(rho) = {float(h_counting(instance[2][0]))} at {instance}",
+        )
 
     # (2) equality for one atom; approached as one atom dominates
     one_atom, f_one = _ratio(*_counting([[0.0]] * len(ADVERSARIAL_RHOS), ADVERSARIAL_RHOS))
-    dominant = {rho_: [float(h_counting(rho_) - _ratio(*_counting([[d, 0.0, 0.0]], rho_))[0][0]) for d in DOMINANCE] for rho_ in (1e-3, 0.5, 0.99)}
+    dominant = {
+        rho_: [float(h_counting(rho_) - _ratio(*_counting([[d, 0.0, 0.0]], rho_))[0][0]) for d in DOMINANCE]
+        for rho_ in (1e-3, 0.5, 0.99)
+    }
     # (3) the supremum 1, as rho -> 1 (h < 1 everywhere, increasing)
     sup_ratio, _ = _ratio(*_counting([[0.0]] * len(SUPREMUM_RHOS), SUPREMUM_RHOS))
     grid = np.linspace(1e-6, 1 - 1e-9, 100_001)
@@ -141,18 +165,31 @@ def test_sharp_bound_counting_measure(options, evidence, tier):
         h_at_searched_rhos={f"{r:.6g}": float(h_counting(r)) for r in (1e-4, 0.5, 0.9, 0.99, 0.999999)},
         one_atom_gap_over_rho={f"{r:.6g}": float(v) for r, v in zip(SUPREMUM_RHOS, sup_ratio)},
         dominance_deficits={f"rho={r:g}": dict(zip((f"D={d:g}" for d in DOMINANCE), v)) for r, v in dominant.items()},
-        h_max_on_grid=float(h_grid.max()), h_increasing=bool(np.all(np.diff(h_grid) > 0)),
+        h_max_on_grid=float(h_grid.max()),
+        h_increasing=bool(np.all(np.diff(h_grid) > 0)),
         random_families_max_gap_over_rho_over_h=float(np.max((f - f_rho) / batch.rho / h_counting(batch.rho))),
     )
     search()
     evidence.record(search_closest_to_bound=closest)
     statement_le(random_excess, 0.0, what="gap/rho above h(rho), random instances (to rounding)")
     statement_le(structured_excess, 0.0, what="gap/rho above h(rho), structured instances (to rounding)")
-    statement_allclose(one_atom, h_counting(ADVERSARIAL_RHOS), rtol=0, atol=float(np.max(_rounding(f_one, ADVERSARIAL_RHOS))), what="one atom: gap/rho against h(rho)")
+    statement_allclose(
+        one_atom,
+        h_counting(ADVERSARIAL_RHOS),
+        rtol=0,
+        atol=float(np.max(_rounding(f_one, ADVERSARIAL_RHOS))),
+        what="one atom: gap/rho against h(rho)",
+    )
     deficits = np.array(list(dominant.values()))
-    statement_holds(np.all(np.diff(deficits[:, :-1], axis=1) < 0), f"the deficit h - gap/rho does not shrink as one atom dominates: {dominant}")
+    statement_holds(
+        np.all(np.diff(deficits[:, :-1], axis=1) < 0),
+        f"the deficit h - gap/rho does not shrink as one atom dominates: {dominant}",
+    )
     statement_le(np.abs(deficits[:, -1]), 1e-10, what="deficit h - gap/rho with one atom 40 above the others")
-    statement_holds(h_grid.max() < 1.0 and sup_ratio[-1] > 1.0 - 2e-5, f"h < 1 with sup 1 fails: max h on the grid {h_grid.max()}, gap/rho at rho = 1 - 1e-6 is {sup_ratio[-1]}")
+    statement_holds(
+        h_grid.max() < 1.0 and sup_ratio[-1] > 1.0 - 2e-5,
+        f"h < 1 with sup 1 fails: max h on the grid {h_grid.max()}, gap/rho at rho = 1 - 1e-6 is {sup_ratio[-1]}",
+    )
 
 
 @pytest.mark.smoke  # scale-free (registry): pinned instances, the same in every tier
@@ -167,16 +204,32 @@ def test_approx_is_the_dual_formula(evidence):
         primal_kernel.append(float(sk.primal_objective(phi2, mu2, r, sk.optimal_density(phi2, mu2, r))[0]))
         # independent: SLSQP over probability vectors nu with nu_i <= min(1, 1/rho)
         objective = lambda q, phi=phi, rho=rho: -float(np.sum(q * phi - sk.f_rho(q, rho)))  # noqa: E731
-        result = minimize(objective, np.full(len(phi), 1 / len(phi)), method="SLSQP", bounds=[(1e-12, min(1.0, 1 / rho) - 1e-12)] * len(phi),
-                          constraints=[{"type": "eq", "fun": lambda q: float(q.sum() - 1)}], options={"ftol": 1e-15, "maxiter": 1000})
+        result = minimize(
+            objective,
+            np.full(len(phi), 1 / len(phi)),
+            method="SLSQP",
+            bounds=[(1e-12, min(1.0, 1 / rho) - 1e-12)] * len(phi),
+            constraints=[{"type": "eq", "fun": lambda q: float(q.sum() - 1)}],
+            options={"ftol": 1e-15, "maxiter": 1000},
+        )
         primal_slsqp.append(-float(result.fun))
         atoms.append(len(phi))
     approx, atoms = np.array(approx), np.array(atoms)
     evidence.headline(approx_minus_primal=(approx - np.array(primal_kernel)).tolist(), atoms=atoms.tolist())
-    statement_allclose(np.array(primal_kernel) + (atoms - 1), approx, rtol=1e-12, atol=1e-12, what="primal sup at the optimal density + (n - 1) against approx")
-    statement_allclose(np.array(primal_slsqp) + (atoms - 1), approx, rtol=0, atol=1e-8, what="primal sup by SLSQP + (n - 1) against approx")
-
-
+    statement_allclose(
+        np.array(primal_kernel) + (atoms - 1),
+        approx,
+        rtol=1e-12,
+        atol=1e-12,
+        what="primal sup at the optimal density + (n - 1) against approx",
+    )
+    statement_allclose(
+        np.array(primal_slsqp) + (atoms - 1),
+        approx,
+        rtol=0,
+        atol=1e-8,
+        what="primal sup by SLSQP + (n - 1) against approx",
+    )
 
 
 # Uniform probability weights, n = 2, phi = (3, 0), rho = 0.5: gap/rho = 1.29 > 1.
@@ -186,17 +239,32 @@ PINNED = (np.array([[3.0, 0.0]]), np.array([[0.5, 0.5]]), np.array([0.5]))
 @pytest.mark.claim(L1b, statement="probability-measure-reading")
 @pytest.mark.parametrize("tier", TIERS)
 def test_probability_measure_reading(options, evidence, tier):
-    found = find(adversarial_instances(weights="uniform"), lambda inst: _gap_over_rho(inst) > 1.0, settings=settings(max_examples=2000))
+    found = find(
+        adversarial_instances(weights="uniform"),
+        lambda inst: _gap_over_rho(inst) > 1.0,
+        settings=settings(max_examples=2000),
+    )
     batch = instances(options.seed, tier, weights="uniform")
     f, f_rho = sk.logsumexp_weighted(batch.phi, batch.mu), sk.f_rho_value(batch.phi, batch.mu, batch.rho)
     ratio = (f - f_rho) / batch.rho
     atoms = np.sum(batch.mu > 0, axis=1)
-    evidence.headline(pinned_gap_over_rho=_gap_over_rho(PINNED), random_violations=int(np.sum(ratio > 1)), instances=len(f))
+    evidence.headline(
+        pinned_gap_over_rho=_gap_over_rho(PINNED), random_violations=int(np.sum(ratio > 1)), instances=len(f)
+    )
     evidence.record(
-        shrunk_counterexample={"phi": found[0][0].tolist(), "n": int(found[0].shape[1]), "rho": float(found[2][0]), "gap_over_rho": _gap_over_rho(found)},
+        shrunk_counterexample={
+            "phi": found[0][0].tolist(),
+            "n": int(found[0].shape[1]),
+            "rho": float(found[2][0]),
+            "gap_over_rho": _gap_over_rho(found),
+        },
         violations_with_rho_n_le_1=int(np.sum((ratio > 1) & (batch.rho * atoms <= 1))),
         violations_with_rho_n_gt_1=int(np.sum((ratio > 1) & (batch.rho * atoms > 1))),
         worst_gap_over_rho=float(ratio.max()),
-        depends_on="the spread of phi: the density cap binds once the Gibbs measure puts more than 1/rho times mu's weight on an atom",
+        depends_on="the spread of phi: the density cap binds once the Gibbs measure puts more than 1/rho times mu's "
+        "weight on an atom",
     )
-    statement_holds(_gap_over_rho(PINNED) <= 1.0, f"uniform probability weights: gap/rho = {_gap_over_rho(PINNED):.4f} > 1 at n=2, phi=(3, 0), rho=0.5")
+    statement_holds(
+        _gap_over_rho(PINNED) <= 1.0,
+        f"uniform probability weights: gap/rho = {_gap_over_rho(PINNED):.4f} > 1 at n=2, phi=(3, 0), rho=0.5",
+    )

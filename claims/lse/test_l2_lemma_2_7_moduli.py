@@ -10,6 +10,7 @@ e^s/(1 + rho e^s)^2 is at most 1/(4 rho), at s = -ln rho, so 1/(4 rho) is the sm
 of (f_rho*)' and a short pair centred at -ln rho fails any smaller one. Every check below reads the
 kernel's f_rho and f_rho* themselves (finite differences), not only their hand-written derivatives.
 """
+
 from __future__ import annotations
 
 import mpmath
@@ -46,8 +47,16 @@ def test_min_curvature_is_four_rho(evidence):
         formula.extend(sk.f_rho_second(at[1:], rho))
     found = statement_allclose(minima, 1.0, rtol=0, atol=1e-9, what="min over the grid of f_rho'', in units of 4 rho")
     where = statement_allclose(places, 1.0, rtol=0, atol=1e-5, what="argmin of f_rho'', in units of 1/(2 rho)")
-    evidence.headline(max_relative_error_of_min=found["max_abs_error"], max_relative_error_of_argmin=where["max_abs_error"])
-    statement_allclose(at_minimum, 1.0, rtol=0, atol=1e-6, what="second difference of the kernel's f_rho at 1/(2 rho), in units of 4 rho")
+    evidence.headline(
+        max_relative_error_of_min=found["max_abs_error"], max_relative_error_of_argmin=where["max_abs_error"]
+    )
+    statement_allclose(
+        at_minimum,
+        1.0,
+        rtol=0,
+        atol=1e-6,
+        what="second difference of the kernel's f_rho at 1/(2 rho), in units of 4 rho",
+    )
     statement_allclose(differences, formula, rtol=1e-6, what="second differences of the kernel's f_rho against f_rho''")
 
 
@@ -55,7 +64,12 @@ def _chord_violations(rho: float, modulus: float, rng, chords: int) -> int:
     t1, t2 = rng.uniform(0, 1 / rho, (2, chords))
     lam = rng.uniform(0, 1, chords)
     mid = lam * t1 + (1 - lam) * t2
-    slack = lam * sk.f_rho(t1, rho) + (1 - lam) * sk.f_rho(t2, rho) - sk.f_rho(mid, rho) - 0.5 * modulus * lam * (1 - lam) * (t1 - t2) ** 2
+    slack = (
+        lam * sk.f_rho(t1, rho)
+        + (1 - lam) * sk.f_rho(t2, rho)
+        - sk.f_rho(mid, rho)
+        - 0.5 * modulus * lam * (1 - lam) * (t1 - t2) ** 2
+    )
     return int(np.sum(slack < -1e-12 * (1 + np.abs(sk.f_rho(mid, rho)))))
 
 
@@ -67,15 +81,29 @@ def test_strong_convexity_chord_inequality(options, evidence, tier):
     failing_rhos = 0
     for rho in RHOS:
         rng = keyed_rng(f"{options.seed}|lse/chords|{tier}|{rho:.17g}")
-        row = {name: _chord_violations(rho, factor * rho, rng, CHORDS[tier]) for name, factor in (("rho", 1.0), ("4 rho", 4.0), ("4.05 rho", 4.05))}
+        row = {
+            name: _chord_violations(rho, factor * rho, rng, CHORDS[tier])
+            for name, factor in (("rho", 1.0), ("4 rho", 4.0), ("4.05 rho", 4.05))
+        }
         counts = {k: counts[k] + row[k] for k in counts}
         failing_rhos += row["4.05 rho"] > 0
         # The audit from the argument, not from luck: chords centred at the argmin 1/(2 rho), half-length 1e-2/rho.
         for name, factor in (("4 rho", 4.0), ("4.05 rho", 4.05)):
             centred[name] += _centred_chord_fails(rho, factor * rho)
-    evidence.headline(violations_at_rho=counts["rho"], violations_at_4rho=counts["4 rho"], violations_at_4_05rho=counts["4.05 rho"])
-    evidence.record(chords_per_rho_and_modulus=CHORDS[tier], rhos=RHOS, rhos_where_4_05_fails_on_random_chords=failing_rhos, centred_chords_failing=centred)
-    statement_le([counts["rho"], counts["4 rho"], centred["4 rho"]], 0, what="chord violations at m = rho, 4 rho (random, centred)")
+    evidence.headline(
+        violations_at_rho=counts["rho"], violations_at_4rho=counts["4 rho"], violations_at_4_05rho=counts["4.05 rho"]
+    )
+    evidence.record(
+        chords_per_rho_and_modulus=CHORDS[tier],
+        rhos=RHOS,
+        rhos_where_4_05_fails_on_random_chords=failing_rhos,
+        centred_chords_failing=centred,
+    )
+    statement_le(
+        [counts["rho"], counts["4 rho"], centred["4 rho"]],
+        0,
+        what="chord violations at m = rho, 4 rho (random, centred)",
+    )
     statement_ge(centred["4.05 rho"], len(RHOS), what="rho at which the centred chord fails m = 4.05 rho (all must)")
 
 
@@ -102,15 +130,31 @@ def test_conjugate_max_curvature(evidence):
         # the conjugate itself: central second differences of f_rho* (step 1e-3), in units of 1/(4 rho)
         h = 1e-3
         at = np.concatenate([[-np.log(rho)], np.linspace(-np.log(rho) - 10, -np.log(rho) + 10, 81)])
-        second = (sk.f_rho_conjugate(at + h, rho) - 2 * sk.f_rho_conjugate(at, rho) + sk.f_rho_conjugate(at - h, rho)) / h**2
+        second = (
+            sk.f_rho_conjugate(at + h, rho) - 2 * sk.f_rho_conjugate(at, rho) + sk.f_rho_conjugate(at - h, rho)
+        ) / h**2
         at_maximum.append(second[0] * 4 * rho)
         differences.extend(second[1:] * 4 * rho)
         formula.extend(sk.f_rho_conjugate_second(at[1:], rho) * 4 * rho)
-    found = statement_allclose(maxima, 1.0, rtol=0, atol=1e-9, what="max over the grid of (f_rho*)'', in units of 1/(4 rho)")
+    found = statement_allclose(
+        maxima, 1.0, rtol=0, atol=1e-9, what="max over the grid of (f_rho*)'', in units of 1/(4 rho)"
+    )
     where = statement_allclose(places, 0.0, rtol=0, atol=1e-4, what="argmax of (f_rho*)'' minus (-ln rho)")
     evidence.headline(max_relative_error_of_max=found["max_abs_error"], max_error_of_argmax=where["max_abs_error"])
-    statement_allclose(at_maximum, 1.0, rtol=0, atol=1e-6, what="second difference of the kernel's f_rho* at -ln rho, in units of 1/(4 rho)")
-    statement_allclose(differences, formula, rtol=0, atol=1e-6, what="second differences of the kernel's f_rho* against (f_rho*)'', in units of 1/(4 rho)")
+    statement_allclose(
+        at_maximum,
+        1.0,
+        rtol=0,
+        atol=1e-6,
+        what="second difference of the kernel's f_rho* at -ln rho, in units of 1/(4 rho)",
+    )
+    statement_allclose(
+        differences,
+        formula,
+        rtol=0,
+        atol=1e-6,
+        what="second differences of the kernel's f_rho* against (f_rho*)'', in units of 1/(4 rho)",
+    )
 
 
 @pytest.mark.claim(L2, statement="smoothness-lipschitz")
@@ -126,7 +170,10 @@ def test_conjugate_gradient_lipschitz(options, evidence, tier):
         s1 = rng.uniform(centre - 20, centre + 20, pairs)
         s2 = s1 + rng.normal(0, 1, pairs) * np.geomspace(1e-4, 10, pairs)
         ratio = np.abs(sk.f_rho_conjugate_prime(s1, rho) - sk.f_rho_conjugate_prime(s2, rho)) / np.abs(s1 - s2)
-        row = {name: int(np.sum(ratio > bound * (1 + 1e-9))) for name, bound in (("1/rho", 1 / rho), ("1/(4 rho)", 1 / (4 * rho)), ("1/(4.05 rho)", 1 / (4.05 * rho)))}
+        row = {
+            name: int(np.sum(ratio > bound * (1 + 1e-9)))
+            for name, bound in (("1/rho", 1 / rho), ("1/(4 rho)", 1 / (4 * rho)), ("1/(4.05 rho)", 1 / (4.05 * rho)))
+        }
         counts = {k: counts[k] + row[k] for k in counts}
         failing_rhos += row["1/(4.05 rho)"] > 0
         # The audit from the argument: the pair -ln rho +- 5e-4, where the slope of (f*)' is 1/(4 rho).
@@ -138,11 +185,31 @@ def test_conjugate_gradient_lipschitz(options, evidence, tier):
         at = np.linspace(centre - 10, centre + 10, 81)
         difference.extend((sk.f_rho_conjugate(at + 1e-5, rho) - sk.f_rho_conjugate(at - 1e-5, rho)) / 2e-5 * rho)
         derivative.extend(sk.f_rho_conjugate_prime(at, rho) * rho)
-    evidence.headline(violations_at_1_over_rho=counts["1/rho"], violations_at_1_over_4rho=counts["1/(4 rho)"], violations_at_1_over_4_05rho=counts["1/(4.05 rho)"])
-    evidence.record(pairs_per_rho=CHORDS[tier], rhos_where_1_over_4_05rho_fails_on_random_pairs=failing_rhos, centred_pairs_failing=centred)
-    statement_allclose(derivative, difference, rtol=0, atol=1e-8, what="(f_rho*)' against central differences of the kernel's f_rho*, in units of 1/rho")
-    statement_le([counts["1/rho"], counts["1/(4 rho)"], centred["1/(4 rho)"]], 0, what="Lipschitz violations at L = 1/rho, 1/(4 rho) (random, centred)")
-    statement_ge(centred["1/(4.05 rho)"], len(RHOS), what="rho at which the centred pair fails L = 1/(4.05 rho) (all must)")
+    evidence.headline(
+        violations_at_1_over_rho=counts["1/rho"],
+        violations_at_1_over_4rho=counts["1/(4 rho)"],
+        violations_at_1_over_4_05rho=counts["1/(4.05 rho)"],
+    )
+    evidence.record(
+        pairs_per_rho=CHORDS[tier],
+        rhos_where_1_over_4_05rho_fails_on_random_pairs=failing_rhos,
+        centred_pairs_failing=centred,
+    )
+    statement_allclose(
+        derivative,
+        difference,
+        rtol=0,
+        atol=1e-8,
+        what="(f_rho*)' against central differences of the kernel's f_rho*, in units of 1/rho",
+    )
+    statement_le(
+        [counts["1/rho"], counts["1/(4 rho)"], centred["1/(4 rho)"]],
+        0,
+        what="Lipschitz violations at L = 1/rho, 1/(4 rho) (random, centred)",
+    )
+    statement_ge(
+        centred["1/(4.05 rho)"], len(RHOS), what="rho at which the centred pair fails L = 1/(4.05 rho) (all must)"
+    )
 
 
 @pytest.mark.smoke  # scale-free (registry): a fixed grid, the same in every tier
@@ -169,6 +236,13 @@ def test_legendre_identity(evidence):
         allowed.extend(8 * np.finfo(float).eps * (1.0 + 1.0 / (1.0 - rho * t)))
     excess = np.abs(products) / np.array(allowed)
     found = statement_allclose(ratios, 0.0, rtol=0, atol=1e-10, what="(f*)'' f''((f*)') - 1 at 40 digits")
-    evidence.headline(max_relative_error_40_digits=found["max_abs_error"], float64_kernels_max_error_over_allowance=float(excess.max()))
-    evidence.record(points=201 * len(RHOS), float64_points=len(products), float64_kernels_max_relative_error=float(np.max(np.abs(products))))
+    evidence.headline(
+        max_relative_error_40_digits=found["max_abs_error"],
+        float64_kernels_max_error_over_allowance=float(excess.max()),
+    )
+    evidence.record(
+        points=201 * len(RHOS),
+        float64_points=len(products),
+        float64_kernels_max_relative_error=float(np.max(np.abs(products))),
+    )
     statement_le(excess, 1.0, what="the kernels' |(f*)'' f''((f*)') - 1| in units of its rounding allowance")

@@ -16,6 +16,7 @@ H is concave with H'(rho) = ln((1 - rho)/rho), largest at rho = 1/2: H(1/2) = ln
 valid for every instance and every rho is ln 2 = 0.6931..., attained at constant phi and rho = 1/2; the
 printed c = 1 holds with room, the seed's 0.5 fails.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,14 @@ import math
 import numpy as np
 import pytest
 
-from pytest_claims import current_store, statement_allclose, statement_ge, statement_holds, statement_in_interval, statement_le
+from pytest_claims import (
+    current_store,
+    statement_allclose,
+    statement_ge,
+    statement_holds,
+    statement_in_interval,
+    statement_le,
+)
 from claims.lse.common import (
     DEVICE_TIERS,
     L3,
@@ -53,7 +61,9 @@ def band_position(seed: int, tier: str):
         middle = lam * sk.f_rho_value(batch.phi / lam[:, None], batch.mu, batch.rho) - lam * (np.log(batch.rho) - 1)
         return lam, cvar, middle
 
-    lam, cvar, middle = current_store().get_or_compute("lse/cvar-band", dict(seed=seed, tier=tier), compute, code=[sk, families, seeding])
+    lam, cvar, middle = current_store().get_or_compute(
+        "lse/cvar-band", dict(seed=seed, tier=tier), compute, code=[sk, families, seeding]
+    )
     return batch, lam, cvar, middle
 
 
@@ -77,12 +87,16 @@ def test_cvar_band(options, evidence, tier):
     position = (middle - cvar) / width
     lower_ok = middle - cvar >= -ROUNDING * scale
     upper_ok = cvar + width - middle >= -ROUNDING * scale
-    evidence.headline(instances=len(lam), lower_violations=int(np.sum(~lower_ok)), upper_violations=int(np.sum(~upper_ok)))
+    evidence.headline(
+        instances=len(lam), lower_violations=int(np.sum(~lower_ok)), upper_violations=int(np.sum(~upper_ok))
+    )
     evidence.record(position_min=float(position.min()), position_max=float(position.max()))
     if tier == "smoke":
         evidence.figure("position inside the CVaR band", _band_figure(position))
     statement_ge(middle - cvar, -ROUNDING * scale, what="band, lower side: middle - CVaR, to rounding")
-    statement_ge(cvar + width - middle, -ROUNDING * scale, what="band, upper side: CVaR + lambda/rho - middle, to rounding")
+    statement_ge(
+        cvar + width - middle, -ROUNDING * scale, what="band, upper side: CVaR + lambda/rho - middle, to rounding"
+    )
 
 
 @pytest.mark.claim(L3, statement="band")
@@ -90,8 +104,15 @@ def test_cvar_band(options, evidence, tier):
 def test_cvar_band_on_device(options, evidence, tier):
     device = sweep_device(options, tier)
     found = device_sweep(options.seed, tier, device)
-    evidence.headline(instances=found["instances"], lower_violations=found["band_below"], upper_violations=found["band_above"], device=found["device"])
-    evidence.record(nonfinite=found["nonfinite"], chunk=found["chunk"], max_atoms=found["max_atoms"], requested_device=device)
+    evidence.headline(
+        instances=found["instances"],
+        lower_violations=found["band_below"],
+        upper_violations=found["band_above"],
+        device=found["device"],
+    )
+    evidence.record(
+        nonfinite=found["nonfinite"], chunk=found["chunk"], max_atoms=found["max_atoms"], requested_device=device
+    )
     if tier == "nightly":
         assert found["device"] == "cuda", f"the gpu tier's sweep ran on {found['device']}, not on CUDA"
     statement_le(found["nonfinite"], 0, what="instances with a non-finite value")
@@ -123,25 +144,48 @@ def test_band_constant_tightness(options, evidence, tier):
     width = lam / batch.rho
     needed = (middle - cvar) / width  # the constant c each sampled instance needs
     entropy = binary_entropy(batch.rho)
-    rounding = ROUNDING * (np.maximum(1.0, np.abs(cvar)) + np.abs(middle)) / width  # the band's rounding, in units of lambda/rho
+    rounding = (
+        ROUNDING * (np.maximum(1.0, np.abs(cvar)) + np.abs(middle)) / width
+    )  # the band's rounding, in units of lambda/rho
     above_bound = int(np.sum(needed - entropy > rounding))
     extremal = np.array([_constant_phi_needed(*case) for case in EXTREMAL])
     equality = np.array([_constant_phi_needed(*case) for case in EQUALITY])
     sharp = math.log(2.0)
     fails_below_sharp = bool(np.all(extremal > sharp - 1e-9))  # c = ln 2 - 1e-9 is not enough there
     grid = np.linspace(1e-6, 1 - 1e-6, 200_001)
-    evidence.headline(sharp_constant=sharp, needed_at_extremal_instance=float(extremal[0]), instances_above_entropy_bound=above_bound, printed_constant_holds=bool(np.all(needed <= 1.0 + rounding)))
+    evidence.headline(
+        sharp_constant=sharp,
+        needed_at_extremal_instance=float(extremal[0]),
+        instances_above_entropy_bound=above_bound,
+        printed_constant_holds=bool(np.all(needed <= 1.0 + rounding)),
+    )
     evidence.record(
         sample_max_needed_constant=float(needed.max()),
         sample_max_needed_over_entropy=float(np.max(needed / entropy)),
-        sample_note="sample statistics of the random instances, not the sharp constant (which is ln 2, by the argument)",
-        extremal_instances=[dict(zip(("phi", "atoms", "rho", "lambda"), case), needed=float(v)) for case, v in zip(EXTREMAL, extremal)],
+        sample_note="sample statistics of the random instances, not the sharp constant (ln 2, by the argument)",
+        extremal_instances=[
+            dict(zip(("phi", "atoms", "rho", "lambda"), case), needed=float(v)) for case, v in zip(EXTREMAL, extremal)
+        ],
         entropy_argmax_on_grid=float(grid[np.argmax(binary_entropy(grid))]),
         seed_constants={"0.5": "fails (0.5 < ln 2)", "0.7": "holds (0.7 > ln 2)"},
     )
-    statement_holds(above_bound == 0, f"{above_bound} instances need more than H(rho) (to rounding): the entropy bound fails")
-    statement_allclose(equality, binary_entropy([case[2] for case in EQUALITY]), rtol=1e-10, atol=1e-12, what="constant phi: needed constant against H(rho)")
-    statement_allclose(extremal, sharp, rtol=0, atol=1e-11, what="extremal instances (constant phi, rho = 1/2): needed constant against ln 2")
+    statement_holds(
+        above_bound == 0, f"{above_bound} instances need more than H(rho) (to rounding): the entropy bound fails"
+    )
+    statement_allclose(
+        equality,
+        binary_entropy([case[2] for case in EQUALITY]),
+        rtol=1e-10,
+        atol=1e-12,
+        what="constant phi: needed constant against H(rho)",
+    )
+    statement_allclose(
+        extremal,
+        sharp,
+        rtol=0,
+        atol=1e-11,
+        what="extremal instances (constant phi, rho = 1/2): needed constant against ln 2",
+    )
     statement_holds(fails_below_sharp, f"c = ln 2 - 1e-9 does not fail at the extremal instances: {extremal}")
     statement_holds(np.all(needed <= 1.0 + rounding), "the printed constant 1 is not enough on some instance")
 
@@ -151,8 +195,14 @@ def test_band_constant_tightness(options, evidence, tier):
 def test_entropy_bound_on_device(options, evidence, tier):
     device = sweep_device(options, tier)
     found = device_sweep(options.seed, tier, device)
-    evidence.headline(instances=found["instances"], instances_above_entropy_bound=found["above_entropy_bound"], device=found["device"])
-    evidence.record(sample_max_needed_constant=found["max_needed_constant"], sample_max_needed_over_entropy=found["max_needed_over_entropy"], requested_device=device)
+    evidence.headline(
+        instances=found["instances"], instances_above_entropy_bound=found["above_entropy_bound"], device=found["device"]
+    )
+    evidence.record(
+        sample_max_needed_constant=found["max_needed_constant"],
+        sample_max_needed_over_entropy=found["max_needed_over_entropy"],
+        requested_device=device,
+    )
     if tier == "nightly":
         assert found["device"] == "cuda", f"the gpu tier's sweep ran on {found['device']}, not on CUDA"
     statement_le(found["nonfinite"], 0, what="instances with a non-finite value")
@@ -171,7 +221,11 @@ def test_limit_lambda_to_zero_gives_cvar(options, evidence, tier):
     error = middle - sk.cvar_variational(batch.phi, batch.mu, batch.rho)[:, None]
     keep = np.all(error > 1e-13 * (1 + np.abs(middle)), axis=1)  # fit where the error is above rounding
     slope, _ = slope_fit(np.log(np.broadcast_to(lams, error.shape)[keep]), np.log(error[keep]))
-    evidence.headline(max_error_at_smallest_lambda=float(np.abs(error[:, 0]).max()), median_rate=float(np.median(slope)), min_rate=float(slope.min()))
+    evidence.headline(
+        max_error_at_smallest_lambda=float(np.abs(error[:, 0]).max()),
+        median_rate=float(np.median(slope)),
+        min_rate=float(slope.min()),
+    )
     evidence.record(instances=count, fitted=int(keep.sum()), lambdas=lams)
     statement_ge(error, -ROUNDING * (1 + np.abs(middle)), what="smoothed value minus CVaR, to rounding")
     statement_ge(slope, 0.9, what="fitted rate of the error in lambda, per instance")
@@ -189,7 +243,9 @@ def test_limit_rho_to_zero_gives_logsumexp(options, evidence, tier):
     mean = float(slope.mean())
     evidence.headline(mean_exponent=mean, exponent_standard_error=float(slope.std(ddof=1) / math.sqrt(count)))
     evidence.record(lam=lam, instances=count, min_gap=float(fit["gaps"].min()))
-    statement_holds(np.all(fit["gaps"] > 0), "lambda F_rho(phi/lambda) is not below lambda F(phi/lambda) on every instance and rho")
+    statement_holds(
+        np.all(fit["gaps"] > 0), "lambda F_rho(phi/lambda) is not below lambda F(phi/lambda) on every instance and rho"
+    )
     statement_in_interval(mean, 0.98, 1.02, what="mean fitted exponent of the gap in rho")
 
 
@@ -201,5 +257,7 @@ def test_cvar_variational_equals_tail_average(options, evidence, tier):
     b = sk.cvar_tail_average(batch.phi, batch.mu, batch.rho)
     scale = np.max(np.abs(np.where(batch.mu > 0, batch.phi, 0)), axis=1) + 1
     evidence.headline(instances=len(a))
-    found = statement_allclose(a / scale, b / scale, rtol=0, atol=1e-14, what="CVaR variational against tail average, in units of 1 + max|phi|")
+    found = statement_allclose(
+        a / scale, b / scale, rtol=0, atol=1e-14, what="CVaR variational against tail average, in units of 1 + max|phi|"
+    )
     evidence.headline(max_scaled_difference=found["max_abs_error"])

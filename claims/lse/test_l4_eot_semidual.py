@@ -3,14 +3,16 @@ proposed semi-dual formulation (Equations 14-15) avoids the numerical overflow i
 and reaches a converged objective in roughly 10^4 iterations (Figure 2, Section 3.1)."
 
 Smoke runs the overflow statements, the update equations of every configuration against a hand
-computation, the reference's accuracy, short runs (1e3 iterations, 3 seeds; 20 for the divergence rates) and the 1e4 statements at 3
-seeds: the claim shows `reduced scale`. Full runs every configuration for 1e5 iterations over 20 seeds.
+computation, the reference's accuracy, short runs (1e3 iterations, 3 seeds; 20 for the divergence rates)
+and the 1e4 statements at 3 seeds: the claim shows `reduced scale`. Full runs every configuration for 1e5
+iterations over 20 seeds, each configuration a work unit of its own (`test_sgd_run`).
 
 Every statement about gaps first checks, as preconditions, that the run follows the update equations
 (`check_update_equations`) and that W_eps is as accurate as stated (`check_reference`): a statement such
 as "the baseline has not converged" or "diverges" would otherwise hold for a broken kernel too, and a
 coarse reference would widen the weak-duality tolerance silently.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +20,15 @@ import math
 import numpy as np
 import pytest
 
-from pytest_claims import ClaimRefuted, decide_rate, registered_false_alarm, statement_allclose, statement_ge, statement_holds, statement_le
+from pytest_claims import (
+    ClaimRefuted,
+    decide_rate,
+    registered_false_alarm,
+    statement_allclose,
+    statement_ge,
+    statement_holds,
+    statement_le,
+)
 from claims.lse.common import TIERS
 from fixtures.eot import (
     ALPHA_VARIANT,
@@ -47,14 +57,41 @@ RATE_TIERS = [pytest.param("smoke-20", marks=pytest.mark.smoke), pytest.param("f
 DIVERGES_MORE_OFTEN_THAN = 0.5  # "the baseline diverges": more seeds diverge than not
 RATE_CONFIDENCE = 0.99  # the one-sided Clopper-Pearson confidence at which a divergence rate is shown
 
+# Work units: the full tier's SGD runs, one configuration over its 20 seeds each (one batched program,
+# not split further), computed ahead of the statements that read them through the store (pytest_claims'
+# work_unit marker). Float64 for every configuration, float32 for the proposed ones (proposed-stays-finite).
+FULL_RUNS = [(c, "float64") for c in dict.fromkeys(ALL_CONFIGS)] + [(c, "float32") for c in PROPOSED]
+
+
+@pytest.mark.full
+@pytest.mark.work_unit
+@pytest.mark.parametrize("config, dtype", [pytest.param(c, d, id=f"{c.name}-{d}") for c, d in FULL_RUNS])
+def test_sgd_run(options, config, dtype):
+    """One configuration's full-tier run, computed (or read from the store) ahead of the statements."""
+    run = sgd_run(config, options, "full", dtype)
+    size = SIZES["full"]
+    assert (run["seeds"], run["iterations"]) == (size["seeds"], size["iterations"]), (
+        f"{config.name}: ran {run['seeds']} seeds x {run['iterations']}"
+    )
+
 
 def check_update_equations(options, configs) -> None:
     """The kernel's first PIN_ITERATIONS coefficients beta_i and its shift alpha equal the hand
     computation (fixtures.eot.hand_computed_steps) for every configuration given, on the run's backend."""
     seeds = [options.seed * 1000 + s for s in range(PIN_SEEDS)]
     pinned = update_equations(configs, seeds, PIN_ITERATIONS, backend=options.backend, device=options.device)
-    statement_allclose(*pinned["beta"], rtol=1e-10, atol=1e-12, what=f"SGD coefficients beta_1..beta_{PIN_ITERATIONS} against the hand computation")
-    statement_allclose(*pinned["alpha"], rtol=1e-10, atol=1e-12, what=f"shift alpha after {PIN_ITERATIONS} iterations against the hand computation")
+    statement_allclose(
+        *pinned["beta"],
+        rtol=1e-10,
+        atol=1e-12,
+        what=f"SGD coefficients beta_1..beta_{PIN_ITERATIONS} against the hand computation",
+    )
+    statement_allclose(
+        *pinned["alpha"],
+        rtol=1e-10,
+        atol=1e-12,
+        what=f"shift alpha after {PIN_ITERATIONS} iterations against the hand computation",
+    )
 
 
 def check_reference(ref: dict, tier: str) -> None:
@@ -70,13 +107,25 @@ def check_reference(ref: dict, tier: str) -> None:
     if found is not None:
         found[0].record(
             reference={
-                "W_eps": ref["value"], "grid_points_used": ref["n"], "grid_points_stated": stated_n, "values_n_n2_n4": ref["values"],
-                "error_estimate": ref["error_bound"], "stated_bound": bound, "contraction": contraction, **coverage,
+                "W_eps": ref["value"],
+                "grid_points_used": ref["n"],
+                "grid_points_stated": stated_n,
+                "values_n_n2_n4": ref["values"],
+                "error_estimate": ref["error_bound"],
+                "stated_bound": bound,
+                "contraction": contraction,
+                **coverage,
             }
         )
-    statement_holds(ref["n"] == stated_n, f"the reference was computed on {ref['n']} grid points, not the stated {stated_n}")
+    statement_holds(
+        ref["n"] == stated_n, f"the reference was computed on {ref['n']} grid points, not the stated {stated_n}"
+    )
     statement_le(ref["error_bound"], bound, what="the reference's error estimate against the stated bound")
-    statement_holds(contraction <= 0.5, f"halving the grid changed W_eps by {ref['error_bound']:.3g} after {ref['previous_difference']:.3g}: no contraction, the estimate bounds nothing")
+    statement_holds(
+        contraction <= 0.5,
+        f"halving the grid changed W_eps by {ref['error_bound']:.3g} after {ref['previous_difference']:.3g}: no "
+        f"contraction, the estimate bounds nothing",
+    )
     statement_le(list(coverage.values()), 1e-15, what=f"mass the reference grids leave outside ({', '.join(coverage)})")
 
 
@@ -96,11 +145,19 @@ def test_overflow_thresholds(evidence):
     predicted = {dt: 0.01 * math.log(float(np.finfo(dt).max)) for dt in found}
     # z* is the smallest z with exp(z / eps) non-finite in the dtype: checked at z* and at the float below.
     with np.errstate(over="ignore"):
-        smallest = {dt: bool(not np.isfinite(np.exp(np.dtype(dt).type(z / 0.01))) and np.isfinite(np.exp(np.dtype(dt).type(np.nextafter(z, 0.0) / 0.01)))) for dt, z in found.items()}
+        smallest = {
+            dt: bool(
+                not np.isfinite(np.exp(np.dtype(dt).type(z / 0.01)))
+                and np.isfinite(np.exp(np.dtype(dt).type(np.nextafter(z, 0.0) / 0.01)))
+            )
+            for dt, z in found.items()
+        }
     evidence.headline(z_star_float64=found["float64"], z_star_float32=found["float32"])
     evidence.record(eps_ln_max=predicted, paper={"float64": 7.1, "float32": 0.89}, smallest_non_finite=smallest)
     statement_holds(all(smallest.values()), f"z* is not the smallest overflowing argument: {smallest}")
-    statement_holds(all(abs(found[d] / predicted[d] - 1) < 1e-6 for d in found), f"thresholds {found} vs eps ln(max) {predicted}")
+    statement_holds(
+        all(abs(found[d] / predicted[d] - 1) < 1e-6 for d in found), f"thresholds {found} vs eps ln(max) {predicted}"
+    )
 
 
 @pytest.mark.smoke  # scale-free (registry): the first iterations, the same in every tier
@@ -125,13 +182,26 @@ def test_baseline_overflows_in_float32(options, evidence):
     early, consistent = {}, True
     for sigma2 in (0.1, 1.0):
         with np.errstate(all="ignore"):
-            run = eot.kernel_sgd(eot.SgdConfig("baseline", sigma2, 1.0), [options.seed * 1000 + s for s in range(16)], 10, (10,), dtype="float32", backend=options.backend, device=options.device, record_steps=True)
+            run = eot.kernel_sgd(
+                eot.SgdConfig("baseline", sigma2, 1.0),
+                [options.seed * 1000 + s for s in range(16)],
+                10,
+                (10,),
+                dtype="float32",
+                backend=options.backend,
+                device=options.device,
+                record_steps=True,
+            )
         first = run["first_nonfinite_iteration"]
         # The reported iteration is the first whose step is non-finite, read off the steps themselves.
         finite = np.isfinite(run["steps"])
         from_steps = np.where(finite.all(axis=1), -1, np.argmin(finite, axis=1) + 1)
         consistent &= bool(np.array_equal(first, from_steps))
-        early[f"sigma2={sigma2:g}"] = {"seeds_nonfinite_within_10": int(np.sum(first > 0)), "of": 16, "iterations": first.tolist()}
+        early[f"sigma2={sigma2:g}"] = {
+            "seeds_nonfinite_within_10": int(np.sum(first > 0)),
+            "of": 16,
+            "iterations": first.tolist(),
+        }
     evidence.headline(**{k: v["seeds_nonfinite_within_10"] for k, v in early.items()})
     evidence.record(first_nonfinite=early, reported_iteration_is_first_non_finite_step=consistent)
     statement_holds(consistent, "the reported first non-finite iteration is not the first non-finite step of the run")
@@ -146,12 +216,19 @@ def test_proposed_stays_finite(options, evidence, tier, dtype):
     finite, largest = True, -np.inf
     for config in PROPOSED:
         run = sgd_run(config, options, tier, dtype)
-        finite &= bool(np.all(run["first_nonfinite_iteration"] < 0)) and all(np.all(np.isfinite(v)) for v in run["semi_dual"].values())
+        finite &= bool(np.all(run["first_nonfinite_iteration"] < 0)) and all(
+            np.all(np.isfinite(v)) for v in run["semi_dual"].values()
+        )
         largest = max(largest, float(np.max(run["max_exponent_argument"])) * eot.EPS)
     threshold = eot.overflow_threshold("float64")
     evidence.headline(all_finite=finite, largest_exponent_argument_z=largest, float64_threshold=threshold)
-    evidence.record(iterations=SIZES[tier]["iterations"], seeds=SIZES[tier]["seeds"], configurations=[c.name for c in PROPOSED])
-    statement_holds(finite and largest > threshold, f"finite={finite}, largest z = {largest:.3f} (float64 threshold {threshold:.3f})")
+    evidence.record(
+        iterations=SIZES[tier]["iterations"], seeds=SIZES[tier]["seeds"], configurations=[c.name for c in PROPOSED]
+    )
+    statement_holds(
+        finite and largest > threshold,
+        f"finite={finite}, largest z = {largest:.3f} (float64 threshold {threshold:.3f})",
+    )
 
 
 def _figure(curves: dict[str, dict[int, np.ndarray]], w_eps: float):
@@ -184,7 +261,11 @@ def test_gaps_respect_weak_duality(options, evidence, tier, config):
     by_t = gaps(sgd_run(config, options, tier), ref["value"])
     worst = min(float(np.min(g)) for g in by_t.values())
     evidence.headline(W_eps=ref["value"], reference_error_estimate=ref["error_bound"], smallest_gap=worst)
-    evidence.record(median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()}, reference_grid_points_used=ref["n"], seeds=SIZES[tier]["seeds"])
+    evidence.record(
+        median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()},
+        reference_grid_points_used=ref["n"],
+        seeds=SIZES[tier]["seeds"],
+    )
     evidence.figure(f"gap against iteration: {config.name} ({tier})", _figure({config.name: by_t}, ref["value"]))
     every_gap = np.concatenate([np.ravel(g) for g in by_t.values()])
     statement_ge(every_gap, -ref["error_bound"], what="gap to the reference W_eps at every recorded iteration and seed")
@@ -197,7 +278,10 @@ def test_proposed_converged_by_1e4(options, evidence, tier):
     precondition(check_update_equations, options, configs)
     ref = reference(tier)
     precondition(check_reference, ref, tier)
-    medians = {c.name: {str(t): float(np.median(g)) for t, g in gaps(sgd_run(c, options, tier), ref["value"]).items()} for c in configs}
+    medians = {
+        c.name: {str(t): float(np.median(g)) for t, g in gaps(sgd_run(c, options, tier), ref["value"]).items()}
+        for c in configs
+    }
     best = min(m["10000"] for m in medians.values())
     evidence.headline(best_median_gap_at_1e4=best, seeds=SIZES[tier]["seeds"])
     evidence.record(median_gaps=medians, logbook={"rho=0.03": 0.0732, "rho=0.1": 0.0377, "rho=0.3": 0.0143})
@@ -212,7 +296,10 @@ def test_baseline_gap_above_half_at_1e5(options, evidence):
     precondition(check_reference, ref, "full")
     final = {c.name: gaps(sgd_run(c, options, "full"), ref["value"])[100_000] for c in BASELINES}
     evidence.headline(**{f"{name} min gap at 1e5": float(g.min()) for name, g in final.items()})
-    evidence.record(final_gaps={name: g.tolist() for name, g in final.items()}, logbook_at_1e5={"sigma2=0.1": 0.550, "sigma2=1": 0.544})
+    evidence.record(
+        final_gaps={name: g.tolist() for name, g in final.items()},
+        logbook_at_1e5={"sigma2=0.1": 0.550, "sigma2=1": 0.544},
+    )
     below = {name: float(g.min()) for name, g in final.items() if not np.all(g > 0.5)}
     statement_holds(not below, f"gap at 1e5 not above 0.5 on every seed: smallest {below}")
 
@@ -232,7 +319,9 @@ def test_baseline_not_converged_at_1e5(options, evidence, tier, config):
     final = by_t[last]
     evidence.headline(min_gap_at_end=float(final.min()), median_gap_at_end=float(np.median(final)), iterations=last)
     evidence.record(median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()})
-    statement_holds(np.all(final > 0.1), f"{config.name}: gap at {last} between {final.min():.4f} and {final.max():.4f}")
+    statement_holds(
+        np.all(final > 0.1), f"{config.name}: gap at {last} between {final.min():.4f} and {final.max():.4f}"
+    )
 
 
 def _diverged(options, config, tier: str = "full") -> tuple[np.ndarray, np.ndarray, float]:
@@ -252,8 +341,15 @@ def _decide_divergence_rate(config, diverged: np.ndarray, alpha: float, iteratio
     """'The baseline diverges' as a rate: more seeds diverge than not, shown by the one-sided
     RATE_CONFIDENCE Clopper-Pearson lower bound, refuted by the upper bound at 1 - alpha (which seed
     diverges is a draw: only the rate is the statement's)."""
-    decide_rate(int(diverged.sum()), int(diverged.size), DIVERGES_MORE_OFTEN_THAN, at_least=True, alpha=alpha, held_confidence=RATE_CONFIDENCE,
-                what=f"{config.name}: divergence rate within {iterations} iterations > {DIVERGES_MORE_OFTEN_THAN:g}")
+    decide_rate(
+        int(diverged.sum()),
+        int(diverged.size),
+        DIVERGES_MORE_OFTEN_THAN,
+        at_least=True,
+        alpha=alpha,
+        held_confidence=RATE_CONFIDENCE,
+        what=f"{config.name}: divergence rate within {iterations} iterations > {DIVERGES_MORE_OFTEN_THAN:g}",
+    )
 
 
 @pytest.mark.claim(L4, statement="baseline-diverges-at-large-c")
@@ -264,7 +360,12 @@ def test_baseline_diverges_at_large_c(options, evidence, tier, config):
     precondition(check_update_equations, options, (config,))
     precondition(check_reference, reference(tier), tier)
     diverged, final, start = _diverged(options, config, tier)
-    evidence.headline(seeds_diverged=int(diverged.sum()), seeds=int(diverged.size), starting_gap=start, iterations=SIZES[tier]["iterations"])
+    evidence.headline(
+        seeds_diverged=int(diverged.sum()),
+        seeds=int(diverged.size),
+        starting_gap=start,
+        iterations=SIZES[tier]["iterations"],
+    )
     evidence.record(final_gaps=_plain(final))
     _decide_divergence_rate(config, diverged, registered_false_alarm() / len(DIVERGENT), SIZES[tier]["iterations"])
 
@@ -275,11 +376,18 @@ def test_baseline_diverges_at_c_1e_2(options, evidence):
     precondition(check_update_equations, options, EDGE_OF_DIVERGENCE)
     precondition(check_reference, reference("full"), "full")
     results = {config: _diverged(options, config) for config in EDGE_OF_DIVERGENCE}
-    evidence.headline(**{f"{config.name} diverged": f"{int(d.sum())}/{d.size}" for config, (d, _, _) in results.items()})
-    evidence.record(final_gaps={config.name: _plain(final) for config, (_, final, _) in results.items()}, starting_gap=next(iter(results.values()))[2],
-                    seeds_not_diverged={config.name: _plain(final[~d]) for config, (d, final, _) in results.items()})
+    evidence.headline(
+        **{f"{config.name} diverged": f"{int(d.sum())}/{d.size}" for config, (d, _, _) in results.items()}
+    )
+    evidence.record(
+        final_gaps={config.name: _plain(final) for config, (_, final, _) in results.items()},
+        starting_gap=next(iter(results.values()))[2],
+        seeds_not_diverged={config.name: _plain(final[~d]) for config, (d, final, _) in results.items()},
+    )
     for config, (diverged, _, _) in results.items():
-        _decide_divergence_rate(config, diverged, registered_false_alarm() / len(EDGE_OF_DIVERGENCE), SIZES["full"]["iterations"])
+        _decide_divergence_rate(
+            config, diverged, registered_false_alarm() / len(EDGE_OF_DIVERGENCE), SIZES["full"]["iterations"]
+        )
 
 
 @pytest.mark.claim(L4, statement="alpha-init-variant")
@@ -290,5 +398,8 @@ def test_alpha_initialisation_variant(options, evidence, tier):
     precondition(check_reference, ref, tier)
     by_t = gaps(sgd_run(ALPHA_VARIANT, options, tier), ref["value"])
     evidence.headline(median_gap_at_1e4=float(np.median(by_t[10_000])), seeds=SIZES[tier]["seeds"])
-    evidence.record(median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()}, logbook={"alpha0=0": 0.0371, "alpha0=-c0/eps": 0.0346})
+    evidence.record(
+        median_gaps={str(t): float(np.median(g)) for t, g in by_t.items()},
+        logbook={"alpha0=0": 0.0371, "alpha0=-c0/eps": 0.0346},
+    )
     statement_holds(np.median(by_t[10_000]) < 0.1, f"variant's median gap at 1e4 = {np.median(by_t[10_000]):.4f}")
