@@ -254,18 +254,14 @@ def sgd_runs(
     """
     configs = list(configs)
     order = sorted(range(len(configs)), key=lambda c: configs[c].rho is not None)  # baselines first
-    n_base_all = sum(configs[c].rho is None for c in order)
-    S, C, n, d = len(streams), len(configs), problem.n, problem.X.shape[1]
+    S, C, n = len(streams), len(configs), problem.n
     start = problem.theta0 if theta0 is None else theta0
     X_np = problem.X.astype(dtype)
     X, y = to_backend(X_np, backend, device), to_backend(problem.y.astype(dtype), backend, device)
     X64, y64 = to_backend(problem.X, backend, device), to_backend(problem.y, backend, device)
     xp = _ns(X)
     lam = problem.lam
-    etas = np.array([configs[c].eta for c in order], dtype=dtype)
-    log_rhos = np.array([math.log(configs[c].rho) if configs[c].rho is not None else 0.0 for c in order], dtype=dtype)
-    loss_scales = np.array([configs[c].loss_scale for c in order], dtype=dtype)
-    scaled_loss = bool(np.any(loss_scales != 1.0))  # otherwise l = r^2 without a multiplication per step
+    program = _Program.of([configs[c] for c in order], batch, dtype, backend, device)
     records = list(range(0, epochs + 1, record_every)) if max_steps is None else [0]
     if records[-1] != epochs and max_steps is None:
         records.append(epochs)
@@ -274,19 +270,7 @@ def sgd_runs(
 
     state = checkpoint.load() if checkpoint is not None else None
     if state is None:
-        theta = np.broadcast_to(start.astype(dtype), (S, C, d)).copy()
-        state = {
-            "step": 0,
-            "active": np.arange(C),
-            "theta": theta,
-            "alpha": np.zeros((S, C), dtype=dtype),
-            "buf_theta": np.zeros((S, C, d), dtype=dtype),
-            "buf_alpha": np.zeros((S, C), dtype=dtype),
-            "objective": np.full((S, C, len(records)), np.nan),
-            "objective64": np.full((S, C, len(records)), np.nan),
-            "first_nonfinite_epoch": np.full((S, C), -1, dtype=np.int64),
-            "peak_loss": np.zeros((S, C)),
-        }
+        state = _initial_state(start.astype(dtype), S, C, len(records))
     active = state["active"]
     full_theta, full_alpha = state["theta"], state["alpha"]
     theta, alpha = (
@@ -298,19 +282,6 @@ def sgd_runs(
         to_backend(state["buf_alpha"][:, active], backend, device),
     )
     peak = to_backend(state["peak_loss"][:, active].astype(dtype), backend, device)  # largest batch loss so far
-
-    def arrays_for(active_now: np.ndarray):
-        n_base = int(np.sum(active_now < n_base_all))
-        lr = to_backend(etas[active_now], backend, device)
-        proposed = to_backend((active_now >= n_base_all).astype(dtype), backend, device)[None, :]  # 0: alpha stays 0
-        scale = to_backend(loss_scales[active_now], backend, device)[None, :, None] if scaled_loss else None
-        return (
-            n_base,
-            lr[None, :, None],
-            lr[None, :] * proposed,
-            to_backend(log_rhos[active_now][n_base:], backend, device)[None, :, None],
-            scale,
-        )
 
     def record(epoch: int) -> None:
         if epoch in records:
@@ -331,7 +302,7 @@ def sgd_runs(
                 )
             )
 
-    n_base, lr_theta, lr_alpha, log_rho, loss_scale = arrays_for(active)
+    n_base, lr_theta, lr_alpha, log_rho, loss_scale = _step_sizes(program, active)
     first_epoch = state["step"]
     if first_epoch == 0:
         record(0)
@@ -355,11 +326,7 @@ def sgd_runs(
                 if peak_b.shape[-1] not in (1, losses.shape[-1]):  # the partial batch
                     peak_b = xp.max(peak_b, axis=-1, keepdims=True)
                 peak_b = xp.maximum(peak_b, losses)
-                coef_base = baseline_weights(losses[:, :n_base, :], lam)
-                w = proposed_weights(losses[:, n_base:, :], alpha[:, n_base:, None], log_rho, lam)
-                coef = xp.concat([coef_base, w / (part.stop - part.start)], axis=1)
-                grad_theta = 2.0 * xp.matmul(coef * rs, X_b)
-                grad_alpha = 1.0 - xp.sum(coef, axis=-1)  # the baseline's alpha has lr 0 (lr_alpha)
+                grad_theta, grad_alpha = _gradients(xp, losses, rs, X_b, alpha, n_base, log_rho, lam, part)
                 theta, buf_theta = nesterov_update(theta, buf_theta, grad_theta, lr_theta)
                 alpha, buf_alpha = nesterov_update(alpha, buf_alpha, grad_alpha, lr_alpha)
                 steps_done += 1
@@ -389,7 +356,7 @@ def sgd_runs(
                     peak_b[:, kept],
                 )
                 buf_theta, buf_alpha = buf_theta[:, kept], buf_alpha[:, kept]
-                n_base, lr_theta, lr_alpha, log_rho, loss_scale = arrays_for(active)
+                n_base, lr_theta, lr_alpha, log_rho, loss_scale = _step_sizes(program, active)
             if checkpoint is not None and checkpoint.due(epoch) and epoch < epochs:
                 full_theta[:, active], full_alpha[:, active] = to_numpy(theta), to_numpy(alpha)
                 bt, ba = state["buf_theta"], state["buf_alpha"]
@@ -414,6 +381,87 @@ def sgd_runs(
         "alpha": full_alpha[:, unorder].astype(np.float64),
         "steps": steps_done,
     }
+
+
+@dataclass(frozen=True)
+class _Program:
+    """The per-configuration constants of a batched run, in block order (baselines first)."""
+
+    n_base_all: int  # baseline configurations
+    etas: np.ndarray
+    log_rhos: np.ndarray  # 0 for a baseline (unused)
+    loss_scales: np.ndarray
+    scaled_loss: bool  # False: l = r^2 without a multiplication per step
+    batch: int
+    dtype: str
+    backend: str
+    device: str
+
+    @classmethod
+    def of(cls, ordered: Sequence[RunConfig], batch: int, dtype: str, backend: str, device: str) -> _Program:
+        loss_scales = np.array([c.loss_scale for c in ordered], dtype=dtype)
+        return cls(
+            n_base_all=sum(c.rho is None for c in ordered),
+            etas=np.array([c.eta for c in ordered], dtype=dtype),
+            log_rhos=np.array([math.log(c.rho) if c.rho is not None else 0.0 for c in ordered], dtype=dtype),
+            loss_scales=loss_scales,
+            scaled_loss=bool(np.any(loss_scales != 1.0)),
+            batch=batch,
+            dtype=dtype,
+            backend=backend,
+            device=device,
+        )
+
+
+def _initial_state(theta0: np.ndarray, streams: int, configs: int, records: int) -> dict:
+    """Every run at theta_0 with alpha = 0 and zero momentum; nothing recorded yet."""
+    S, C, dtype = streams, configs, theta0.dtype
+    return {
+        "step": 0,
+        "active": np.arange(C),
+        "theta": np.broadcast_to(theta0, (S, C, len(theta0))).copy(),
+        "alpha": np.zeros((S, C), dtype=dtype),
+        "buf_theta": np.zeros((S, C, len(theta0)), dtype=dtype),
+        "buf_alpha": np.zeros((S, C), dtype=dtype),
+        "objective": np.full((S, C, records), np.nan),
+        "objective64": np.full((S, C, records), np.nan),
+        "first_nonfinite_epoch": np.full((S, C), -1, dtype=np.int64),
+        "peak_loss": np.zeros((S, C)),
+    }
+
+
+def _step_sizes(program: _Program, active_now: np.ndarray) -> tuple:
+    """(baselines among the active configurations, theta's and alpha's stepsizes, log rho of the
+    proposed ones, the loss scales or None) as backend arrays shaped for a step."""
+    n_base_all, etas, backend, device, dtype = (
+        program.n_base_all,
+        program.etas,
+        program.backend,
+        program.device,
+        program.dtype,
+    )
+    n_base = int(np.sum(active_now < n_base_all))
+    lr = to_backend(etas[active_now], backend, device)
+    proposed = to_backend((active_now >= n_base_all).astype(dtype), backend, device)[None, :]  # 0: alpha stays 0
+    scale = to_backend(program.loss_scales[active_now], backend, device)[None, :, None] if program.scaled_loss else None
+    return (
+        n_base,
+        lr[None, :, None],
+        lr[None, :] * proposed,
+        to_backend(program.log_rhos[active_now][n_base:], backend, device)[None, :, None],
+        scale,
+    )
+
+
+def _gradients(xp: Any, losses: Any, rs: Any, X_b: Any, alpha: Any, n_base: int, log_rho: Any, lam: float, part: slice):
+    """(grad theta, grad alpha) of one step on l_i = r_i rs_i: the baseline's softmax weights p_i summed,
+    the proposed method's Safe-KL weights w_i averaged over the batch."""
+    coef_base = baseline_weights(losses[:, :n_base, :], lam)
+    w = proposed_weights(losses[:, n_base:, :], alpha[:, n_base:, None], log_rho, lam)
+    coef = xp.concat([coef_base, w / (part.stop - part.start)], axis=1)
+    grad_theta = 2.0 * xp.matmul(coef * rs, X_b)
+    grad_alpha = 1.0 - xp.sum(coef, axis=-1)  # the baseline's alpha has lr 0 (lr_alpha)
+    return grad_theta, grad_alpha
 
 
 def _blas_single_thread():

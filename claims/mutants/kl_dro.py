@@ -52,7 +52,7 @@ MUTANTS = [
     ),
     Mutant(
         "kl-dro-gradient-factor-2-dropped",
-        target="kernels.kl_dro:sgd_runs",
+        target="kernels.kl_dro:_gradients",
         old="grad_theta = 2.0 * xp.matmul(coef * rs, X_b)",
         new="grad_theta = xp.matmul(coef * rs, X_b)",
         why="d/dtheta (x theta - y)^2 = 2 r x without its factor 2 (half the stepsize)",
@@ -66,33 +66,33 @@ MUTANTS = [
     ),
     Mutant(
         "kl-dro-alpha-gradient-sign",
-        target="kernels.kl_dro:sgd_runs",
+        target="kernels.kl_dro:_gradients",
         old="grad_alpha = 1.0 - xp.sum(coef, axis=-1)",
         new="grad_alpha = xp.sum(coef, axis=-1) - 1.0",
         why="the shift alpha moved up its gradient: d/dalpha of (19) is 1 - mean_B w_i",
     ),
     Mutant(
         "kl-dro-proposed-sum-not-mean",
-        target="kernels.kl_dro:sgd_runs",
+        target="kernels.kl_dro:_gradients",
         old="w / (part.stop - part.start)",
         new="w",
         why="estimator (19) summed over the batch instead of averaged",
     ),
     Mutant(
         "kl-dro-proposed-theta-frozen",
-        target="kernels.kl_dro:sgd_runs",
-        old="n_base,\n            lr[None, :, None],\n",
-        new="n_base,\n            (lr * (1.0 - proposed[0]))[None, :, None],\n",
+        target="kernels.kl_dro:_step_sizes",
+        old="n_base,\n        lr[None, :, None],\n",
+        new="n_base,\n        (lr * (1.0 - proposed[0]))[None, :, None],\n",
         why="the proposed runs train alpha only (theta left out of the optimiser's parameters): theta stays at "
         "theta_0, so L_final = L_0 and the logbook's rule calls every proposed run converged (the printed claim "
         "would come out true)",
     ),
     Mutant(
         "kl-dro-proposed-step-over-batch",
-        target="kernels.kl_dro:sgd_runs",
+        target="kernels.kl_dro:_step_sizes",
         old="lr = to_backend(etas[active_now], backend, device)",
-        new="lr = to_backend((etas[active_now] / np.where(active_now >= n_base_all, batch, 1)).astype(etas.dtype), "
-        "backend, device)",
+        new="lr = to_backend((etas[active_now] / np.where(active_now >= n_base_all, program.batch, 1))"
+        ".astype(etas.dtype), backend, device)",
         why="the proposed runs' stepsize divided by the batch size (a per-sample stepsize convention applied to the "
         "batch-mean estimator): at batch 10, eta = 1e-4 acts as 1e-5, inside the table's stable region for large "
         "rho (the printed claim can come out true)",
