@@ -720,81 +720,86 @@ def train(
     """
     program = Program(runs, master_seed, device)
     marks = sorted({0, *[int(c) for c in checkpoints if 0 <= c <= steps], steps})
-    curves: dict[str, list] = {
-        "step": [],
-        "F": [],
-        "test_accuracy": [],
-        "val_accuracy": [],
-        "lhat": [],
-        "clean_loss": [],
+    progress_so_far = {
+        "curves": {key: [] for key in CURVES},
+        "seconds": {"train": 0.0, "evaluate": 0.0},
+        "run_steps": 0,
     }
-    n_train = data.x_train.shape[0]
-    seconds = {"train": 0.0, "evaluate": 0.0}
-    run_steps = 0  # run-steps computed (a frozen run computes no more)
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None:
         program.load_state(saved["program"])
-        curves, seconds, run_steps = saved["curves"], saved["seconds"], saved["run_steps"]
+        progress_so_far = {key: saved[key] for key in ("curves", "seconds", "run_steps")}
+    curves, seconds = progress_so_far["curves"], progress_so_far["seconds"]
     unique_seeds = sorted({r.seed for r in program.runs})
-    seed_row = np.array([unique_seeds.index(r.seed) for r in program.runs])
     while True:
         step = program.step_count
         if step in marks and (not curves["step"] or curves["step"][-1] < step):
             started = time.perf_counter()
             values = evaluate(program, data)
             seconds["evaluate"] += time.perf_counter() - started
-            curves["step"].append(step)
-            for key, value in values.items():
+            for key, value in {"step": step, **values}.items():
                 curves[key].append(value)
         if step >= steps or len(program.rows) == 0:
             break
         take = min(STREAM_BLOCK - step % STREAM_BLOCK, min(m for m in marks if m > step) - step)
         streams = torch.as_tensor(
-            np.stack([sample_indices(master_seed, s, step, take, n_train) for s in unique_seeds]), device=program.device
+            np.stack([sample_indices(master_seed, s, step, take, data.x_train.shape[0]) for s in unique_seeds]),
+            device=program.device,
         )
         started = time.perf_counter()
-        rows, row_index = None, None
-        for t in range(take):
-            if rows is None or len(rows) != len(program.rows):  # the batch shrinks only when a run overflows
-                rows = program.rows
-                row_index = torch.as_tensor(seed_row[rows], device=program.device)
-            chosen = streams[row_index, t]
-            run_steps += len(program.rows)
-            program.step(data.x_train[chosen].unsqueeze(1), data.y_train[chosen].unsqueeze(1))
-            if checkpoint is not None and checkpoint.due(program.step_count):
-                so_far = {**seconds, "train": seconds["train"] + time.perf_counter() - started}
-                checkpoint.save(
-                    {
-                        "step": program.step_count,
-                        "program": program.state(),
-                        "curves": curves,
-                        "seconds": so_far,
-                        "run_steps": run_steps,
-                    }
-                )
-            if len(program.rows) == 0:
-                break
+        _train_block(program, data, streams, unique_seeds, progress_so_far, started, checkpoint)
         if program.device.type == "cuda":
             torch.cuda.synchronize()
         seconds["train"] += time.perf_counter() - started
         if progress is not None:
             progress(program.step_count, seconds["train"])
     program.finish()
+    return _trained(program, marks, progress_so_far)
 
-    def stacked(key: str) -> np.ndarray:  # (runs, checkpoints, ...), NaN at checkpoints never reached
+
+CURVES = ("step", "F", "test_accuracy", "val_accuracy", "lhat", "clean_loss")  # what train records per checkpoint
+
+
+def _train_block(
+    program: Program, data: Data, streams: torch.Tensor, unique_seeds: list, so_far: dict, started: float, checkpoint
+) -> None:
+    """The steps of one block of sample streams (every active run; a run that overflows leaves the
+    batch), saving the checkpoint where it is due; `so_far["run_steps"]` counts the run-steps computed."""
+    seed_row = np.array([unique_seeds.index(r.seed) for r in program.runs])
+    rows, row_index = None, None
+    for t in range(streams.shape[1]):
+        if rows is None or len(rows) != len(program.rows):  # the batch shrinks only when a run overflows
+            rows = program.rows
+            row_index = torch.as_tensor(seed_row[rows], device=program.device)
+        chosen = streams[row_index, t]
+        so_far["run_steps"] += len(program.rows)
+        program.step(data.x_train[chosen].unsqueeze(1), data.y_train[chosen].unsqueeze(1))
+        if checkpoint is not None and checkpoint.due(program.step_count):
+            seconds = {**so_far["seconds"], "train": so_far["seconds"]["train"] + time.perf_counter() - started}
+            checkpoint.save({"step": program.step_count, "program": program.state(), **so_far, "seconds": seconds})
+        if len(program.rows) == 0:
+            break
+
+
+def _trained(program: Program, marks: list[int], so_far: dict) -> dict[str, Any]:
+    """train's value: the runs, their overflow records and the curves, (runs, checkpoints, ...) with NaN
+    at checkpoints a run never reached."""
+    curves, seconds, run_steps = so_far["curves"], so_far["seconds"], so_far["run_steps"]
+
+    def stacked(key: str) -> np.ndarray:
         shape = curves[key][0].shape
         rows = curves[key] + [np.full(shape, np.nan, dtype=curves[key][0].dtype)] * (len(marks) - len(curves[key]))
         return np.stack(rows, axis=1)
 
     return {
         "runs": [(r.method, r.lr, r.seed) for r in program.runs],
-        "steps": steps,
+        "steps": marks[-1],
         "overflow_step": program.overflow_step.copy(),  # -1: never
         "overflow_exponent": program.overflow_exponent.copy(),
         "max_exponent": program.final_max_exponent.copy(),
         "final_alpha": program.final_alpha.copy(),
         "curve_steps": np.array(marks),
-        **{key: stacked(key) for key in ("F", "test_accuracy", "val_accuracy", "lhat", "clean_loss")},
+        **{key: stacked(key) for key in CURVES[1:]},
         "seconds": dict(seconds),
         "run_steps": run_steps,
         "run_steps_per_second": run_steps / max(seconds["train"], 1e-9),
