@@ -223,13 +223,17 @@ def test_refuted_statement_is_satisfied_only_by_a_recorded_refutation(project, b
 
 
 @pytest.mark.smoke
-def test_unknown_claim_and_missing_scale_marker_fail_collection(project):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_unknown_claim_and_missing_scale_marker_fail_collection(project, workers):
+    """The same lines and exit status serially and under -n 2 (where the check runs on the workers)."""
     pytester = project(
         constant_tests="import pytest\n\n@pytest.mark.claim('toy/nothing', statement='x')\ndef test_x():\n    pass\n"
     )
-    result = pytester.runpytest_inprocess("-m", "smoke")
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest_inprocess
+    result = run("-m", "smoke", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*needs exactly one scale marker*"])
+    result.stderr.fnmatch_lines(["ERROR: claim registry check failed:", "*needs exactly one scale marker*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     # No test ran: no verdict table of "not run" claims before the error, and no verdicts.json written.
     assert "claim verdicts" not in result.stdout.str() and not (pytester.path / "out" / "verdicts.json").exists()
 

@@ -63,6 +63,7 @@ from pytest_claims.verdicts import (
 RUN_PROPERTY = "claims_statement_run"
 REFERENCE_PROPERTY = "claims_reference_outcome"
 STORE_PROPERTY = "claims_store_events"
+INDIVISIBLE_PROPERTY = "claims_indivisible"  # a work unit's reason it cannot be split further
 DECLARED_TIER = pytest.StashKey[str]()
 STATEMENT = pytest.StashKey[tuple[Claim, Statement]]()
 EVIDENCE = pytest.StashKey[Evidence]()
@@ -83,6 +84,7 @@ class State:
         self.mutant_active = ""
         self.previous: dict[str, Any] | None = None
         self.registry_check_failed = ""  # collection stopped at the registry check: no verdicts to give
+        self.workers_registry_problems: list[str] = []  # the same check on xdist workers, reported by the controller
         self.runs: dict[str, StatementRun] = {}
         self.reference: dict[str, str] = {}
         self.exercised: dict[str, set[str]] = {}
@@ -93,6 +95,7 @@ class State:
         self.crashed: dict[str, str] = {}  # test -> the crash report's first line
         self.interrupted_by = ""  # SIGTERM, SIGINT, or why the session stopped early
         self.store_events: dict[str, list[dict[str, Any]]] = {}
+        self.indivisible: dict[str, str] = {}  # work unit -> why it cannot be split (work_unit(indivisible=...))
         self.durations: dict[str, float] = {}  # test -> seconds over its phases (pytest_claims.schedule reads them)
         self.current_item: pytest.Item | None = None
         self.started = time.time()
@@ -241,8 +244,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "work_unit: an expensive computation that statement tests read through the store; "
-        "placed so that each xdist worker starts with one",
+        "work_unit(indivisible=None): an expensive computation that statement tests read through the store; "
+        "placed so that each xdist worker starts with one; indivisible: why it cannot be split further",
     )
     config.pluginmanager.register(WorkUnitsFirst(), "claims-work-units")
     try:
@@ -421,7 +424,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             )
     if problems:
         state.registry_check_failed = "; ".join(problems)
-        raise pytest.UsageError("claim registry check failed:\n  " + "\n  ".join(problems))
+        if _is_worker(config):  # xdist turns a worker's UsageError into an INTERNALERROR: collect nothing and
+            config.workeroutput[REGISTRY_PROBLEMS] = problems  # let the controller fail with the same lines
+            items[:] = []
+            return
+        raise pytest.UsageError(registry_check_message(problems))
+
+
+REGISTRY_PROBLEMS = "claims_registry_problems"
+
+
+def registry_check_message(problems: list[str]) -> str:
+    return "claim registry check failed:\n  " + "\n  ".join(problems)
 
 
 def block_starts(count: int, workers: int) -> list[int]:
@@ -509,6 +523,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if state is None:
         return
     output = getattr(node, "workeroutput", {})
+    if output.get(REGISTRY_PROBLEMS) and not state.workers_registry_problems:
+        state.workers_registry_problems = list(output[REGISTRY_PROBLEMS])
+        state.registry_check_failed = "; ".join(state.workers_registry_problems)
     for cid, names in output.get("claims_exercised", {}).items():
         state.exercised.setdefault(cid, set()).update(names)
     state.selected.update(output.get("claims_selected", []))
@@ -693,6 +710,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         events = state.store.take_events(item.nodeid)
         if events:
             report.user_properties.append((STORE_PROPERTY, events))
+        unit = item.get_closest_marker("work_unit")
+        if unit is not None and unit.kwargs.get("indivisible"):
+            report.user_properties.append((INDIVISIBLE_PROPERTY, str(unit.kwargs["indivisible"])))
         state.current_item = None
     decided = _statement_outcome(report, call)
     if decided is None:
@@ -805,6 +825,8 @@ class Controller:
                     state.reference[report.nodeid] = value
             elif name == STORE_PROPERTY:
                 state.store_events.setdefault(report.nodeid, []).extend(value)
+            elif name == INDIVISIBLE_PROPERTY:
+                state.indivisible[report.nodeid] = value
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {
@@ -858,6 +880,9 @@ class Controller:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state, config = self.state, self.config
         if state.registry_check_failed:  # no test ran: verdicts of "not run" would mislead (and overwrite the last)
+            if state.workers_registry_problems:  # serially, pytest has printed the UsageError already
+                sys.stderr.write(f"ERROR: {registry_check_message(state.workers_registry_problems)}\n")
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if not state.interrupted_by and (
             exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail
@@ -898,6 +923,7 @@ class Controller:
                 "session_seconds": round(time.time() - state.started, 3),
                 "store": {test: events for test, events in sorted(state.store_events.items())},
                 "tests": {test: round(seconds, 3) for test, seconds in sorted(state.durations.items())},
+                "indivisible": dict(sorted(state.indivisible.items())),
             },
         }
         if state.previous is not None:
