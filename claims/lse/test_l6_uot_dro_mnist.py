@@ -72,11 +72,12 @@ def _run(pytestconfig, options, tier):
 # work_unit marker); the statement tests read them through the store. A program is one SGD trajectory
 # of the tier's steps, which cannot be split further. A single batched program (smoke, gpu) gains
 # nothing from it.
+INDIVISIBLE = "one batch-1 SGD trajectory: each step needs the one before"
 PROGRAMS = [
     pytest.param(
         tier,
         k,
-        marks=[getattr(pytest.mark, tier), pytest.mark.work_unit],
+        marks=[getattr(pytest.mark, tier), pytest.mark.work_unit(indivisible=INDIVISIBLE)],
         id=f"{tier}-{runs[0].method}-{runs[0].lr:g}-seed{runs[0].seed}",
     )
     for tier in ("smoke", "full", "gpu")

@@ -57,3 +57,33 @@ def test_durations_are_written_for_pytest_split_and_merged(tmp_path, capsys):
     (tmp_path / ".test_durations").write_text(json.dumps({"b": 9.0, "c": 3.0}))
     assert main([str(tmp_path / "run.json"), "--write-durations", str(tmp_path / ".test_durations")]) == 0
     assert json.loads((tmp_path / ".test_durations").read_text()) == {"a": 1.5, "b": 2.0, "c": 3.0}
+
+
+UNIT_TESTS = """
+import pytest
+
+@pytest.mark.smoke
+@pytest.mark.work_unit(indivisible="one SGD trajectory of 8000 steps")
+def test_long_program():
+    pass
+
+@pytest.mark.smoke
+@pytest.mark.work_unit
+def test_short_program():
+    pass
+"""
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_unit_that_cannot_be_split_says_so_in_the_run_and_the_schedule(project, capsys, workers):
+    pytester = project()
+    pytester.makepyfile(test_units=UNIT_TESTS)
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest_inprocess
+    run("-m", "smoke", "--no-store", *(["-n", str(workers)] if workers else []))
+    found = verdicts(pytester)["timings"]["indivisible"]
+    assert found == {"test_units.py::test_long_program": "one SGD trajectory of 8000 steps"}
+    assert main([str(pytester.path / "out" / "verdicts.json"), "-n", "2", "--top", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "test_units.py::test_long_program  (indivisible: one SGD trajectory of 8000 steps)" in out
+    assert "test_short_program  (indivisible" not in out

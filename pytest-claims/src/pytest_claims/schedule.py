@@ -42,6 +42,16 @@ def durations_of(path: Path) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()}
 
 
+def indivisible_of(path: Path) -> dict[str, str]:
+    """The work units of a verdicts.json that say why they cannot be split (`timings.indivisible`)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found = data.get("timings", {}).get("indivisible") if isinstance(data, dict) else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 def longest_first(durations: dict[str, float], workers: int) -> dict[str, Any]:
     """Longest-first list scheduling onto `workers`: the wall, per-worker loads, what each worker ran."""
     loads = [(0.0, w) for w in range(workers)]
@@ -94,9 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         args.write_durations.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n", encoding="utf-8")
         print(f"wrote {len(kept)} durations to {args.write_durations} ({len(durations)} from {args.run})")
     total = sum(durations.values())
+    indivisible = indivisible_of(args.run)
     print(f"{len(durations)} tests, {total:.0f} s of test time; the longest:")
     for test, seconds in sorted(durations.items(), key=lambda kv: -kv[1])[: args.top]:
-        print(f"  {seconds:8.1f} s  {100 * seconds / max(total, 1e-9):5.1f} %  {test}")
+        why = f"  (indivisible: {indivisible[test]})" if test in indivisible else ""
+        print(f"  {seconds:8.1f} s  {100 * seconds / max(total, 1e-9):5.1f} %  {test}{why}")
     print(f"{'workers':>8} {'wall s':>9} {'ideal s':>9} {'efficiency':>10}  bounded by")
     for n in args.n:
         found = longest_first(durations, n)
