@@ -7,6 +7,7 @@ import json
 import pytest
 from test_plugin import project, verdicts  # noqa: F401 (project: the fixture)
 
+from pytest_claims.merge import main as merge_main
 from pytest_claims.schedule import longest_first, main
 
 
@@ -87,3 +88,7 @@ def test_a_unit_that_cannot_be_split_says_so_in_the_run_and_the_schedule(project
     out = capsys.readouterr().out
     assert "test_units.py::test_long_program  (indivisible: one SGD trajectory of 8000 steps)" in out
     assert "test_short_program  (indivisible" not in out
+    if not workers:  # a merge keeps the reasons (pytest-split groups are merged before scheduling)
+        pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=out2")
+        merge_main([str(pytester.path / d / "verdicts.json") for d in ("out", "out2")] + ["-o", "merged"])
+        assert verdicts(pytester, "merged")["timings"]["indivisible"] == found

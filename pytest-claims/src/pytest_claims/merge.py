@@ -269,6 +269,9 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
             "tests": dict(
                 sorted({t: d for p in payloads for t, d in p.get("timings", {}).get("tests", {}).items()}.items())
             ),
+            "indivisible": dict(
+                sorted({t: w for p in payloads for t, w in p.get("timings", {}).get("indivisible", {}).items()}.items())
+            ),
         },
     }
 
