@@ -120,8 +120,8 @@ def test_mass_tends_to_one(evidence):
     evidence.record(gaps=gaps)
     kernel, bound = np.array(bounds).T  # in the order of `gaps`
     statement_le(kernel, bound, what="the kernel's 1 - mass against (2^K - K) e^-lambda / K, in the order of gaps")
-    statement_le(
-        underflowed, 0.0, what="the kernel's mass off the one-hot states at lambda = 1000 (e^-lambda underflows)"
+    statement_allclose(  # exactly 0: e^-lambda underflows at lambda = 1000
+        underflowed, 0.0, rtol=0, atol=0, what="the kernel's mass off the one-hot states at lambda = 1000"
     )
     statement_allclose(
         kernel_gaps, references, rtol=1e-10, what="kernel 1 - mass vs the 50-digit closed form (lambda <= 700)"

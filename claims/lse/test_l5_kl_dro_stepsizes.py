@@ -418,7 +418,7 @@ def test_update_equations(options, evidence):
             "smallest theta move": float(np.min(got["theta_moved"])),
             "smallest alpha move (proposed)": float(np.min(got["alpha_moved"][:, proposed])),
         }
-        worst = {k: max(worst[k], v) for k, v in errors.items()}
+        worst = {k: float(np.max([worst[k], v])) for k, v in errors.items()}  # a NaN shows
     evidence.headline(**{f"largest relative difference, {k}": v for k, v in worst.items()}, tolerance=UPDATE_RTOL)
     evidence.record(
         per_case=per_case,

@@ -544,14 +544,14 @@ def test_proposed_objective_is_safe_kl_of_f(pytestconfig, options, evidence, tie
     assert equal_errors, "no proposed run had finite adversarial losses to check (step 0 always has)"
     evidence.headline(
         checked=len(equal_errors),
-        max_rel_error_vs_safe_kl=max(equal_errors),
-        max_F_rho_minus_F=max(above_f),
+        max_rel_error_vs_safe_kl=float(np.max(equal_errors)),
+        max_F_rho_minus_F=float(np.max(above_f)),
         lower_bound_checked=len(below_margins),
     )
     evidence.record(
         scale=_scale(pytestconfig, tier),
         examples=examples,
-        smallest_margin_above_lower_bound=fx.plain(min(below_margins)) if below_margins else None,
+        smallest_margin_above_lower_bound=fx.plain(np.min(below_margins)) if below_margins else None,
     )
     statement_le(
         equal_errors, 1e-9, what="min over alpha of (22) - lambda beta against the Safe-KL value F_rho (relative error)"
