@@ -89,6 +89,7 @@ def test_a_unit_that_cannot_be_split_says_so_in_the_run_and_the_schedule(project
     assert "test_units.py::test_long_program  (indivisible: one SGD trajectory of 8000 steps)" in out
     assert "test_short_program  (indivisible" not in out
     if not workers:  # a merge keeps the reasons (pytest-split groups are merged before scheduling)
-        pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=out2")
+        # a second group of the same project (other tests: two runs of one selection in one second are one run)
+        pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=out2", "-k", "long_program")
         merge_main([str(pytester.path / d / "verdicts.json") for d in ("out", "out2")] + ["-o", "merged"])
         assert verdicts(pytester, "merged")["timings"]["indivisible"] == found
