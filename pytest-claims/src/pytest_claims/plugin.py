@@ -31,7 +31,7 @@ import pytest
 from pytest_claims import report as html_report
 from pytest_claims.decide import StatementInconclusive
 from pytest_claims.evidence import Evidence
-from pytest_claims.mutants import MutantError, applied, catalogue, mutated_code
+from pytest_claims.mutants import MutantError, applied, catalogue, stale_mutants
 from pytest_claims.registry import (
     DEFAULT_TIERS,
     Claim,
@@ -373,12 +373,7 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
             f"registry names mutants that {module} (loaded from {loaded}) does not define: {'; '.join(where)}"
         )
     if state.run_mutants:
-        broken = []
-        for name in sorted(named):
-            try:
-                mutated_code(state.mutants[name])
-            except MutantError as error:
-                broken.append(str(error))
+        broken = stale_mutants(module, sorted(named))
         if broken:
             raise pytest.UsageError("mutants that no longer apply:\n  " + "\n  ".join(broken))
 
