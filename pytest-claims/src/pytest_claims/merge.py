@@ -181,7 +181,11 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
             claim_inputs = inputs[found[0][1].claim]
             claim_inputs.problems = _once(claim_inputs.problems + [problem])
         keep = decided[0][1] if decided else found[0][1]
-        keep.mutants = _unique([m for _, r in found for m in r.mutants])
+        listed = list(claims[keep.claim].statements[keep.statement].mutants)
+        keep.mutants = sorted(  # in the registry's order, as a run lists them (a merge of one run reproduces it)
+            _unique([m for _, r in found for m in r.mutants]),
+            key=lambda m: listed.index(m["mutant"]) if m["mutant"] in listed else len(listed),
+        )
         inputs[keep.claim].runs.append(keep)
     for into in inputs.values():
         into.not_reached -= set(by_test)
