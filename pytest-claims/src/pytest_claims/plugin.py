@@ -44,6 +44,7 @@ from pytest_claims.state import STATE, State, is_worker, state_of
 from pytest_claims.store import ResultStore, StoreUnusable
 from pytest_claims.terminal import Terminal
 
+ROLES = pytest.StashKey[list[Any]]()  # the role plugins registered for this config (unregistered at unconfigure)
 SESSION_TOKEN = pytest.StashKey[Any]()  # resets pytest_claims.context to the session before this one
 
 # ------------------------------------------------------------------------------------------------
@@ -211,6 +212,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
             roles.append((XdistHooks(state), "claims-xdist"))
     for plugin, name in roles:
         config.pluginmanager.register(plugin, name)
+    config.stash[ROLES] = [plugin for plugin, _ in roles]
 
 
 def _min_mutants(config: pytest.Config) -> int:
@@ -286,6 +288,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[SESSION_TOKEN]
     if state is not None:
         state.running.test = None
+    for plugin in config.stash.get(ROLES, []):  # as pytest's junitxml unregisters its LogXML
+        config.pluginmanager.unregister(plugin)
+    if ROLES in config.stash:
+        del config.stash[ROLES]
 
 
 def _load_mutants(config: pytest.Config, state: State) -> None:
