@@ -1,5 +1,4 @@
-"""Collection: scale and claim markers checked against the registry, refuted statements as strict xfail, work units
-placed first."""
+"""Collection: markers checked against the registry, refuted statements as strict xfail, work units first."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The controller's pytest-xdist hooks: what each worker collected, a worker that crashed, what a worker reports at
-its end (registered only where xdist is present)."""
+"""The controller's pytest-xdist hooks: what workers collected, which crashed, what they report at their end.
+
+Registered only where pytest-xdist is present, and only on the controller.
+"""
 
 from __future__ import annotations
 

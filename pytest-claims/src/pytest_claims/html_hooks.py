@@ -1,5 +1,7 @@
-"""The pytest-html hooks: the report's title, the verdict summary and the results table's claim columns (cells
-rendered by pytest_claims.report)."""
+"""The pytest-html hooks: the report's title, the verdict summary and the results table's claim columns.
+
+The HTML itself is rendered by pytest_claims.report.
+"""
 
 from __future__ import annotations
 

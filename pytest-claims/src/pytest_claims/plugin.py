@@ -1,5 +1,4 @@
-"""The pytest-claims plugin (entry point `pytest11: claims`): a switchboard of options, ini keys, configuration checks
-and the registration of the role plugins that do the work.
+"""The pytest-claims plugin (entry point `pytest11: claims`): options, ini keys, checks, and a switchboard of roles.
 
 Inactive unless the ini key `claims_registry` names a registry (then only the worker side's `evidence` fixture and
 its inconclusive ending are there). Active, it checks the configuration in one line each (`UsageError`) and

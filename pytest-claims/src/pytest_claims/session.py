@@ -1,5 +1,7 @@
-"""The session on the controller (or the single process): gathers what the tests report, decides the claims and
-writes verdicts.json (registered only there, as pytest's junitxml registers LogXML)."""
+"""The session on the controller (or the single process): gathers the tests' reports and writes verdicts.json.
+
+Registered only there, as pytest's junitxml registers LogXML.
+"""
 
 from __future__ import annotations
 
