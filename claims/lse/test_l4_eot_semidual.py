@@ -98,7 +98,7 @@ def check_reference(ref: dict, tier: str) -> None:
     """The reference W_eps is what its statements say: computed on the tier's grid, its halving
     estimate below the stated bound, each halving at least halving the difference (so the estimate
     bounds the error left), and the grids holding all but 1e-15 of mu's and nu's mass."""
-    from pytest_claims.plugin import current_evidence
+    from pytest_claims import current_evidence
 
     stated_n, bound = SIZES[reference_tier(tier)]["reference_n"], REFERENCE_BOUND[reference_tier(tier)]
     coverage = grid_coverage(ref)

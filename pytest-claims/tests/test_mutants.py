@@ -60,3 +60,31 @@ def test_each_mutant_that_no_longer_applies_is_one_line_naming_it(catalogue_of):
     assert "'reformatted'" in problems[1] and "occurs 0 times" in problems[1]
     assert "'twice'" in problems[2] and "occurs 3 times" in problems[2]  # the signature too
     assert "'not-python'" in problems[3] and "is not Python" in problems[3]
+
+
+def _report(when: str, outcome: str, *, assertion: bool = False, message: str = "", inconclusive: str = ""):
+    from types import SimpleNamespace
+
+    longrepr = SimpleNamespace(reprcrash=SimpleNamespace(message=message)) if message else None
+    report = pytest.TestReport("t.py::t", ("t.py", 0, "t"), {}, outcome, longrepr, when)
+    report.claims_assertion = assertion  # what the worker side sets while a mutant is applied
+    if inconclusive:
+        report.claims_inconclusive = inconclusive
+    return report
+
+
+@pytest.mark.smoke
+def test_a_mutant_result_is_classified_by_the_exception_type_not_its_message():
+    from pytest_claims.mutants import classify
+
+    passed = _report("setup", "passed")
+    setup_error = _report("setup", "failed", message="RuntimeError: no ClaimRefuted here, nor an AssertionError")
+    assert classify("m", [setup_error]).outcome == "error"  # the message names the exception: no matter
+    setup_assert = _report("setup", "failed", assertion=True, message="a guard in a fixture")
+    assert classify("m", [setup_assert]).outcome == "failed"
+    refuted = classify("m", [passed, _report("call", "failed", assertion=True, message="ClaimRefuted: x")])
+    assert (refuted.killed, refuted.outcome, refuted.detail) == (True, "failed", "ClaimRefuted: x")
+    undecided = classify("m", [passed, _report("call", "skipped", inconclusive="straddles")])
+    assert (undecided.killed, undecided.outcome) == (True, "inconclusive")
+    held = classify("m", [passed, _report("call", "passed"), _report("teardown", "passed")])
+    assert (held.killed, held.outcome) == (False, "held")

@@ -272,13 +272,14 @@ def test_under_xdist_a_collected_claim_counts_as_selected_before_its_worker_repo
     collected claim `not run`, not `not selected`: the controller takes it from the collection ids."""
     from types import SimpleNamespace
 
-    from pytest_claims import plugin
+    from pytest_claims.distributed import XdistHooks
+    from pytest_claims.state import state_of
 
     config = project().parseconfigure("-m", "smoke")
-    plugin.pytest_xdist_node_collection_finished(
+    XdistHooks(state_of(config)).pytest_xdist_node_collection_finished(
         SimpleNamespace(config=config), ["test_triangle.py::test_formula[smoke]"]
     )
-    assert plugin.state_of(config).selected == {"toy/triangle"}
+    assert state_of(config).selected == {"toy/triangle"}
 
 
 @pytest.mark.smoke

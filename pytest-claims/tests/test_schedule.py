@@ -40,7 +40,7 @@ def test_a_run_records_its_durations_and_the_tool_reads_them(project, capsys, tm
 
 @pytest.mark.smoke
 def test_work_units_start_each_workers_first_block():
-    from pytest_claims.plugin import block_starts, units_first
+    from pytest_claims.collection import block_starts, units_first
 
     items = [f"t{i}" for i in range(20)] + ["u0", "u1", "u2"]
     placed = units_first(items, lambda x: x.startswith("u"), 2)

@@ -3,6 +3,8 @@
 A registry of claims and their statements (TOML), one test per statement, statement outcomes and
 claim verdicts, evidence on the test reports, a keyed resumable result store, mutants that show each
 statement's power, merged runs, and an HTML verdict report.
+
+Everything a statement test uses is importable from here (the plugin README's "API" section lists it).
 """
 
 from pytest_claims.assertions import (
@@ -12,31 +14,33 @@ from pytest_claims.assertions import (
     statement_le,
     statement_none,
 )
+from pytest_claims.context import current_evidence, current_store, registered_false_alarm
 from pytest_claims.decide import (
-    StatementInconclusive,
     decide_interval,
     decide_rate,
     decide_test,
+    rate_lower_bound,
+    rate_upper_bound,
     statement_inconclusive,
+    trials_to_decide,
 )
-from pytest_claims.registry import ClaimRefuted, statement_holds
-from pytest_claims.store import current_store
-
-
-def registered_false_alarm() -> float:
-    """The running statement test's registered false-alarm probability at its tier (see plugin)."""
-    from pytest_claims.plugin import registered_false_alarm as found
-
-    return found()
-
+from pytest_claims.evidence import Evidence
+from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
+from pytest_claims.registry import statement_holds
+from pytest_claims.state import declared_tier
 
 __all__ = [
     "ClaimRefuted",
+    "Evidence",
     "StatementInconclusive",
+    "current_evidence",
     "current_store",
     "decide_interval",
     "decide_rate",
     "decide_test",
+    "declared_tier",
+    "rate_lower_bound",
+    "rate_upper_bound",
     "registered_false_alarm",
     "statement_allclose",
     "statement_ge",
@@ -45,4 +49,5 @@ __all__ = [
     "statement_none",
     "statement_holds",
     "statement_inconclusive",
+    "trials_to_decide",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_claims.registry import ClaimRefuted
+from pytest_claims.context import record, refute
 
 
 def _where(index: tuple[int, ...]) -> Any:
@@ -53,32 +53,14 @@ def statement_allclose(
         "rtol": rtol,
         "atol": atol,
     }
-    _record(what, summary)
+    record(what, summary)
     if bad:
-        _refute(
+        refute(
             f"{what}: {bad} of {a.size} outside atol={atol:g} + rtol={rtol:g} |desired|; "
             f"worst at {summary['worst_at']}: "
             f"actual {summary['actual']!r}, desired {summary['desired']!r} (abs error {float(error[worst]):.3g})"
         )
     return summary
-
-
-def _record(what: str, summary: dict[str, Any]) -> None:
-    from pytest_claims.plugin import current_evidence
-
-    found = current_evidence()
-    if found is not None:
-        found[0].record(**{what: summary})
-
-
-def _refute(message: str) -> None:
-    """Raise ClaimRefuted(message + the command that reproduces the running test)."""
-    __tracebackhide__ = True
-    from pytest_claims.plugin import current_evidence, reproduce_command
-
-    found = current_evidence()
-    command = reproduce_command(found[1]) if found is not None else "(outside a pytest run)"
-    raise ClaimRefuted(f"{message}; reproduce: {command}")
 
 
 def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, strict: bool = False) -> dict[str, Any]:
@@ -105,11 +87,11 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, stric
         "upper": None if upper is None else float(high[worst]) if excess.size else None,
         "least_margin": float(-excess[worst]) if excess.size else None,  # < 0: by how much the worst fails
     }
-    _record(what, summary)
+    record(what, summary)
     if bad:
         at = f" at {summary['worst_at']}" if value.size > 1 else ""
         bounds = wording.format(lower=summary["lower"], upper=summary["upper"])
-        _refute(
+        refute(
             f"{what}: {bad} of {value.size} not {bounds}; "
             f"worst{at}: {summary['actual']!r} (off by {-summary['least_margin']:.3g})"
         )
@@ -148,8 +130,8 @@ def statement_none(violations: Any, *, what: str, cases: Any = None) -> dict[str
     summary = {"checked": int(mask.size), "violations": int(bad.size), "first_at": int(bad[0]) if bad.size else None}
     if bad.size and cases is not None:
         summary["first_case"] = repr(cases[int(bad[0])])[:300]
-    _record(what, summary)
+    record(what, summary)
     if bad.size:
         example = f": {summary['first_case']}" if "first_case" in summary else ""
-        _refute(f"{what}: {bad.size} of {mask.size} cases violate it; the first at {int(bad[0])}{example}")
+        refute(f"{what}: {bad.size} of {mask.size} cases violate it; the first at {int(bad[0])}{example}")
     return summary

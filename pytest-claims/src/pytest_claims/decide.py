@@ -19,18 +19,8 @@ import math
 from statistics import NormalDist
 from typing import Any
 
-from pytest_claims.registry import ClaimRefuted
-
-
-class StatementInconclusive(Exception):
-    """Raised by a statement test whose evidence decides neither the statement nor its negation.
-
-    The plugin reports the test as `inconclusive` (shown as a skip in pytest's own summary, never a
-    failure), and a required inconclusive statement leaves its claim `inconclusive`."""
-
-    def __init__(self, message: str, needed: int | None = None) -> None:
-        super().__init__(message)
-        self.needed = needed
+from pytest_claims.context import record
+from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 
 
 def statement_inconclusive(message: str, *, needed: int | None = None) -> None:
@@ -110,14 +100,6 @@ def trials_to_decide(
 # Deciding
 
 
-def _record(what: str, found: dict[str, Any]) -> None:
-    from pytest_claims.plugin import current_evidence
-
-    here = current_evidence()
-    if here is not None:
-        here[0].record(**{what: found})
-
-
 def decide_interval(
     lower: float,
     upper: float,
@@ -148,7 +130,7 @@ def decide_interval(
     found["decision"] = "held" if held else "refuted" if refuted else "inconclusive"
     if needed is not None:
         found["needed_to_decide"] = needed
-    _record(what, found)
+    record(what, found)
     interval = (
         f"[{lower:.4g}, {upper:.4g}] "
         f"(one-sided bounds: shown at {found['held_confidence']:.6g}, refuted at {1 - alpha:.6g})"
@@ -189,7 +171,7 @@ def decide_rate(
         if held or refuted
         else trials_to_decide(successes / trials, threshold, min(alpha, held_alpha), at_least=at_least)
     )
-    _record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
+    record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
     return decide_interval(
         lower,
         upper,
@@ -220,7 +202,7 @@ def decide_test(
         "refute_alpha": alpha,
         "decision": "held" if held else "refuted" if refuted else "inconclusive",
     }
-    _record(what, found)
+    record(what, found)
     if refuted:
         raise ClaimRefuted(
             f"{what}: the opposite effect is significant "

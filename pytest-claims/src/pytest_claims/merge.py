@@ -26,45 +26,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_claims.registry import Claim, Registry, Statement
+from pytest_claims import payload as verdicts_json
+from pytest_claims.outcomes import ERROR, FAILED, HELD, SKIPPED
+from pytest_claims.payload import PayloadError, claims_from
+from pytest_claims.registry import Claim, Registry
 from pytest_claims.report import standalone_html
-from pytest_claims.verdicts import (
-    ERROR,
-    FAILED,
-    HELD,
-    RUN_KEYS,
-    SCHEMA_VERSION,
-    SKIPPED,
-    ClaimInputs,
-    StatementRun,
-    changes,
-    summarise,
-)
+from pytest_claims.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
 
 
-class MergeError(ValueError):
+class MergeError(PayloadError):
     """Inputs that cannot be merged (unreadable, another schema, different seeds)."""
 
 
 def load(path: Path) -> dict[str, Any]:
-    try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise MergeError(f"{path}: not a readable verdicts.json ({error})") from None
-    if not isinstance(payload, dict):
-        raise MergeError(f"{path}: not a verdicts.json (a JSON {type(payload).__name__}, not an object)")
-    if payload.get("schema_version") != SCHEMA_VERSION:
-        raise MergeError(f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads {SCHEMA_VERSION}")
-    missing = [
-        k
-        for k, kind in (("claims", list), ("runs", list), ("papers", dict), ("tier", str))
-        if not isinstance(payload.get(k), kind)
-    ]
-    if missing:
-        raise MergeError(f"{path}: not a verdicts.json (lacks {', '.join(missing)})")
-    return payload
+    """A merge input (pytest_claims.payload.read: the one reader of verdicts.json)."""
+    return verdicts_json.read(path)
 
 
 def _run_identity(payload: dict[str, Any]) -> str:
@@ -80,27 +58,6 @@ def refuse_repeats(paths: list[Path], payloads: list[dict[str, Any]]) -> None:
             if key in seen:
                 raise MergeError(f"{path}: the same run as {seen[key]} (given twice)")
             seen[key] = path
-
-
-def _claim_from(record: dict[str, Any]) -> Claim:
-    reg = record["registry"]
-    statements = {
-        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
-        for name, fields in reg["statements"].items()
-    }
-    return Claim(
-        id=record["id"],
-        key=record["key"],
-        paper=record["paper"],
-        where=record["where"],
-        text=record["statement"],
-        provenance=record["provenance"],
-        expected=record["expected"],
-        tests=reg["tests"],
-        key_numbers=tuple(reg["key_numbers"]),
-        figure=reg["figure"],
-        statements=statements,
-    )
 
 
 def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -183,42 +140,35 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def _once(items: list[str]) -> list[str]:
+    """Each item once, in the order first given (a merge of merged files does not repeat a problem)."""
+    return list(dict.fromkeys(items))
+
+
 def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
+    """The union of the runs of one seed, built by the run's own builder from the inputs read back from each file
+    (so every cause of `broken` in an input stays in the merge) plus what only a merge can find: conflicting
+    outcomes between runs and a claim whose registry record differs between them."""
     claims: dict[str, Claim] = {}
     inputs: dict[str, ClaimInputs] = {}
-    drift: dict[str, list[str]] = {}
-    for payload in payloads:
-        for record in payload["claims"]:
-            claim = _claim_from(record)
+    by_test: dict[str, list[tuple[int, StatementRun]]] = {}
+    drifted: set[str] = set()
+    for index, payload in enumerate(payloads):
+        for claim, found in claims_from(payload):
             if claim.id not in claims:
                 claims[claim.id] = claim
                 inputs[claim.id] = ClaimInputs()
             elif claims[claim.id] != claim:
-                drift.setdefault(claim.id, []).append("registry record differs between the merged runs")
+                drifted.add(claim.id)
             into = inputs[claim.id]
-            into.exercised |= set(claim.statements) - set(record["statements_without_tests"])
-            into.selected |= record["verdict"] != "not selected"
-            into.has_tests |= record["verdict"] != "not exercised"
-            if record["verdict"] == "broken" and record["reason"].startswith("collection error"):
-                into.problems.append(record["reason"])
-            if record.get("not_reached"):  # a run cut off: its unreached tests, unless another run has them
-                into.not_reached |= set(record["not_reached"])
-                into.interrupted_by = into.interrupted_by or record.get("interrupted_by", "")
-    by_test: dict[str, list[tuple[int, StatementRun]]] = {}
-    for index, payload in enumerate(payloads):
-        for record in payload["claims"]:
-            for s in record["statements"]:
-                run = StatementRun(
-                    test=s["test"],
-                    claim=record["id"],
-                    statement=s["statement"],
-                    tier=s["tier"],
-                    outcome=s["outcome"],
-                    reason=s["reason"],
-                    evidence=s["evidence"],
-                    figures=s["figures"],
-                    mutants=s.get("mutants", []),
-                )
+            into.exercised |= found.exercised
+            into.selected |= found.selected
+            into.has_tests |= found.has_tests
+            into.problems = _once(into.problems + found.problems)
+            if found.not_reached:  # a run cut off: its unreached tests, unless another run has them
+                into.not_reached |= found.not_reached
+                into.interrupted_by = into.interrupted_by or found.interrupted_by
+            for run in found.runs:
                 by_test.setdefault(run.test, []).append((index, run))
     for test, found in sorted(by_test.items()):
         decided = [(i, r) for i, r in found if r.outcome != SKIPPED]
@@ -227,43 +177,46 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
             where = ", ".join(
                 f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided
             )
-            inputs[found[0][1].claim].problems.append(f"conflicting outcomes for {test}: {where}")
+            problem = f"conflicting outcomes for {test}: {where}"
+            claim_inputs = inputs[found[0][1].claim]
+            claim_inputs.problems = _once(claim_inputs.problems + [problem])
         keep = decided[0][1] if decided else found[0][1]
-        keep.mutants = _unique([m for _, r in found for m in r.mutants])
+        listed = list(claims[keep.claim].statements[keep.statement].mutants)
+        keep.mutants = sorted(  # in the registry's order, as a run lists them (a merge of one run reproduces it)
+            _unique([m for _, r in found for m in r.mutants]),
+            key=lambda m: listed.index(m["mutant"]) if m["mutant"] in listed else len(listed),
+        )
         inputs[keep.claim].runs.append(keep)
     for into in inputs.values():
         into.not_reached -= set(by_test)
-    for cid, reasons in drift.items():
-        inputs[cid].problems.extend(sorted(set(reasons)))
+    for cid in drifted:
+        inputs[cid].problems = _once(inputs[cid].problems + ["registry record differs between the merged runs"])
     papers: dict[str, Any] = {}
     for payload in payloads:
         papers.update(payload["papers"])
-    registry = Registry(papers=papers, claims=claims)
     reference: dict[str, str] = {}
     for payload in payloads:
         for entry in payload["reference_tests"]:
             old = reference.get(entry["test"])
             if old is None or WORST_FIRST.index(entry["outcome"]) < WORST_FIRST.index(old):
                 reference[entry["test"]] = entry["outcome"]
-    tiers = sorted({p["tier"] for p in payloads})
     runs = []
     for payload, source in zip(payloads, sources):
         for run in payload.get("runs", []):
             runs.append(dict(run, source=source if run.get("source") == "this run" else run.get("source", source)))
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "suite": payloads[0].get("suite", "claim verification suite"),
-        "tier": "+".join(tiers),
-        "seed": payloads[0].get("seed"),
-        "mutants_run": any(p.get("mutants_run") for p in payloads),
-        "environment": _common_environment(payloads),
-        "papers": papers,
-        "claims": summarise(registry, inputs),
-        "false_alarm": _false_alarm_tiers(payloads),
-        "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(reference.items())],
-        "collection_errors": _unique([e for p in payloads for e in p.get("collection_errors", [])]),
-        "runs": runs,
-        "timings": {
+    return verdicts_json.build(
+        Registry(papers=papers, claims=claims),
+        inputs,
+        suite=payloads[0].get("suite", "claim verification suite"),
+        tier="+".join(sorted({p["tier"] for p in payloads})),
+        seed=payloads[0].get("seed"),
+        mutants_run=any(p.get("mutants_run") for p in payloads),
+        environment=_common_environment(payloads),
+        false_alarm=_false_alarm_tiers(payloads),
+        reference=reference,
+        collection_errors=_unique([e for p in payloads for e in p.get("collection_errors", [])]),
+        runs=runs,
+        timings={
             "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "store": _store_events(payloads),
             "tests": dict(
@@ -273,7 +226,7 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
                 sorted({t: w for p in payloads for t, w in p.get("timings", {}).get("indivisible", {}).items()}.items())
             ),
         },
-    }
+    )
 
 
 def _false_alarm_tiers(payloads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -331,12 +284,12 @@ def main(argv: list[str] | None = None) -> int:
         merged = merge(payloads, [str(p) for p in args.runs])
         if args.previous:
             merged["changes"] = changes(load(args.previous), merged)
-    except MergeError as error:
+    except PayloadError as error:
         print(f"merge: {error}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     copy_figures(merged, [p.resolve() for p in args.runs], args.out)
-    (args.out / "verdicts.json").write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+    verdicts_json.write(args.out / "verdicts.json", merged)
     (args.out / "verdict.html").write_text(
         standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"), encoding="utf-8"
     )

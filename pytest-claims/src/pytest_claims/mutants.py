@@ -1,4 +1,4 @@
-"""Mutants: small named changes to a kernel that a statement's tests must notice.
+"""Mutants: small named changes to a kernel that a statement's tests must notice, their catalogue and their runner.
 
 A mutant is data: the function it changes ("package.module:function" or "package.module:Class.method"),
 an exact snippet of that function's source and its replacement. Applying it recompiles the changed
@@ -9,7 +9,8 @@ Only the function's body is swapped: a change to a default argument value has no
 body, where the default is used). A mutant's snippet must occur exactly once in the function.
 
 A registry statement lists the mutants it must kill (`mutants = ["name", ...]`); a mutants run
-(`--mutants`) reruns each such statement's tests under each of its mutants and expects them to fail.
+(`--mutants`) reruns each such statement's tests under each of its mutants and expects them to fail:
+`MutantRunner` (registered by the plugin for such a run) does so before each test's real run.
 """
 
 from __future__ import annotations
@@ -17,10 +18,18 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import sys
 import textwrap
 import types
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
+
+import pytest
+
+from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
+from pytest_claims.state import MUTANT_RESULTS, STATEMENT, State
+from pytest_claims.verdicts import MutantResult
 
 
 class MutantError(ValueError):
@@ -125,3 +134,75 @@ def stale_mutants(module_name: str, names: list[str] | None = None) -> list[str]
                 f"{module_name}: mutant {mutant.name!r}: the changed {mutant.target} is not Python ({error.msg})"
             )
     return problems
+
+
+# ------------------------------------------------------------------------------------------------
+# The runner
+
+
+def clear_function_caches(root: Path) -> None:
+    """Empty every functools cache of the project's modules (nothing computed under a mutant may be
+    reused by the real run, nor the other way round)."""
+    root = root.resolve()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or ".venv" in path or not str(Path(path).resolve()).startswith(str(root)):
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                clear()
+
+
+def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
+    """A mutant's result from the reports of one test run under it (their outcomes and the attributes the worker
+    side sets: `claims_inconclusive`, and `claims_assertion` for a failure by an AssertionError or ClaimRefuted)."""
+    undecided = [r for r in reports if getattr(r, "claims_inconclusive", "")]
+    if undecided:  # the statement no longer holds (nor stays refuted) under the mutant: told apart from the kernel
+        return MutantResult(name, True, INCONCLUSIVE, undecided[0].claims_inconclusive[:200])
+    failed = [r for r in reports if r.failed]
+    if failed:
+        report = failed[0]
+        crash = getattr(report.longrepr, "reprcrash", None)
+        detail = crash.message.splitlines()[0][:200] if crash is not None and crash.message else report.when
+        kind = FAILED if getattr(report, "claims_assertion", False) or report.when == "call" else ERROR
+        return MutantResult(name, True, kind, detail)
+    if any(hasattr(r, "wasxfail") for r in reports):
+        return MutantResult(name, False, REFUTED, "still refuted as registered under the mutant")
+    if any(r.skipped for r in reports):
+        return MutantResult(name, False, SKIPPED, "the test skipped under the mutant")
+    return MutantResult(name, False, HELD, "every check passed under the mutant")
+
+
+class MutantRunner:
+    """With --mutants: before a statement test's real run, runs it under each mutant its statement must kill (a
+    holds statement must fail under it; a refuted one must stop being refuted, which strict xfail reports as a
+    failure)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def try_mutant(self, item: pytest.Item, name: str) -> MutantResult:
+        from _pytest.runner import runtestprotocol
+
+        state = self.state
+        mutant = state.mutants[name]
+        state.mutant_active = state.store.namespace = name
+        state.store.mutated_module = mutant.target.partition(":")[0]
+        clear_function_caches(Path(state.config.rootpath))
+        try:
+            with applied(mutant):
+                reports = runtestprotocol(item, log=False, nextitem=item.parent)  # tears down only the item
+        finally:
+            state.mutant_active = state.store.namespace = state.store.mutated_module = ""
+            clear_function_caches(Path(state.config.rootpath))
+            state.store.take_events(item.nodeid)
+        return classify(name, reports)
+
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        if STATEMENT not in item.stash:
+            return None
+        statement = item.stash[STATEMENT][1]
+        if statement.mutants:
+            item.stash[MUTANT_RESULTS] = [self.try_mutant(item, name) for name in statement.mutants]
+        return None  # the default protocol runs the real test

@@ -1,4 +1,4 @@
-"""The claim registry (TOML, kept as data) and the exception that records a refutation."""
+"""The claim registry (TOML, kept as data), its checks against the project, and `statement_holds`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds raises it; its old import path)
 
 DEFAULT_TIERS = ("smoke", "full", "gpu")
 EXPECTED_STATEMENT = ("holds", "refuted")
@@ -39,14 +41,6 @@ STATEMENT_FIELDS = {
 }
 # A claim's `expected` is a verdict, or a verdict followed by the reading it depends on ("verified under ...").
 CLAIM_EXPECTED = ("verified", "falsified", "inconclusive", "reduced scale", "not run", "not exercised")
-
-
-class ClaimRefuted(AssertionError):
-    """Raised by a statement test when the statement, as asserted, is false on the evidence.
-
-    Only this exception satisfies the strict expected failure of a statement registered as
-    refuted, so an import error or a crash can never pass for a refutation.
-    """
 
 
 class RegistryError(ValueError):

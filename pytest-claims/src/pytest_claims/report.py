@@ -15,28 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_claims.verdicts import VERDICTS
+from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
+from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
 
-COLOURS = {
-    "verified": "#1a7f37",
-    "falsified": "#8250df",
-    "inconclusive": "#0969da",
-    "interrupted": "#9a6700",
-    "reduced scale": "#bf8700",
-    "not run": "#6e7781",
-    "not selected": "#8c959f",
-    "not exercised": "#afb8c1",
-    "broken": "#cf222e",
-}
-OUTCOME_COLOURS = {
-    "held": "#1a7f37",
-    "refuted": "#8250df",
-    "inconclusive": "#0969da",
-    "skipped": "#6e7781",
-    "failed": "#cf222e",
-    "error": "#cf222e",
-    "crashed": "#cf222e",
-}
 STYLE = """
 <style>
 .claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
@@ -153,7 +134,7 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
         "<details><summary>",
         (
             f"<code>{esc(run['statement'])}</code> [{esc(run['tier'])}] "
-            f"{badge(label, OUTCOME_COLOURS.get(outcome, '#6e7781'))} "
+            f"{badge(label, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))} "
         ),
         f"<small>{esc(run['test'])}</small></summary>",
         f"<p><i>{esc(run['text'])}</i></p>",
@@ -412,6 +393,28 @@ def row_extras(run: dict[str, Any]) -> list[Any]:
     outcome = run["outcome"]
     table = (
         f"<div><b>{esc(run['claim'])} / {esc(run['statement'])}</b> ({esc(run['tier'])}): "
-        f"{badge(outcome, OUTCOME_COLOURS.get(outcome, '#6e7781'))}{evidence_table(run['evidence'])}</div>"
+        f"{badge(outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}{evidence_table(run['evidence'])}</div>"
     )
     return [extras.html(table)]
+
+
+def claim_header_cells() -> list[str]:
+    """The results table's two claim columns (pytest-html), after its result and test columns."""
+    return [
+        '<th class="sortable" data-column-type="claim">Claim / statement</th>',
+        '<th class="sortable" data-column-type="statement_outcome">Statement outcome</th>',
+    ]
+
+
+def claim_row_cells(run: dict[str, Any] | None, expected_or_outcome: str, reference: bool) -> list[str]:
+    """A results-table row's claim cells: a statement test's claim / statement and its outcome against the
+    registry (`expected_or_outcome`: the registered expectation), or, for another test (run None), a reference
+    test's outcome (`expected_or_outcome`) or a collection row."""
+    if run is None:
+        label = "reference test (no claim)" if reference else "collection"
+        return [f'<td class="col-claim">{label}</td>', f'<td class="col-statement_outcome">{expected_or_outcome}</td>']
+    label = f"{run['outcome']} (registered: {expected_or_outcome})"
+    return [
+        f'<td class="col-claim">{esc(run["claim"])} / {esc(run["statement"])}</td>',
+        f'<td class="col-statement_outcome">{badge(label, OUTCOME_COLOURS.get(run["outcome"], NEUTRAL_COLOUR))}</td>',
+    ]

@@ -305,17 +305,8 @@ class ResultStore:
         return mine
 
 
-_CURRENT: ResultStore | None = None
-
-
-def set_current_store(store: ResultStore | None) -> None:
-    global _CURRENT
-    _CURRENT = store
-
-
 def current_store() -> ResultStore:
-    """The session's store (a memory-only one outside a pytest session, e.g. in a benchmark script)."""
-    global _CURRENT
-    if _CURRENT is None:
-        _CURRENT = ResultStore(None)
-    return _CURRENT
+    """The session's store: kept here for the suite's old import path (`pytest_claims.current_store` is the API)."""
+    from pytest_claims.context import current_store as found  # context imports this module
+
+    return found()

@@ -9,32 +9,24 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
+from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocabulary, also read from here)
+    CRASHED,
+    DECIDED,
+    ERROR,
+    FAILED,
+    HELD,
+    INCONCLUSIVE,
+    REFUTED,
+    SKIPPED,
+    UNDECIDED,
+    VERDICTS,
+)
 from pytest_claims.registry import Claim, Registry, Statement
 
 SCHEMA_VERSION = (
     4  # 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
 )
 
-# Statement outcomes.
-HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"
-INCONCLUSIVE = (
-    "inconclusive"  # a statistical statement whose interval straddles its threshold: neither shown nor refuted
-)
-CRASHED = "crashed"  # the process running the test died (an xdist worker crash): contradicts any registered outcome
-DECIDED = (HELD, REFUTED)
-UNDECIDED = (SKIPPED, INCONCLUSIVE)  # outcomes that neither agree with the registry nor contradict it
-# Claim verdicts, most severe first (the report's sort order).
-VERDICTS = (
-    "broken",
-    "falsified",
-    "interrupted",
-    "inconclusive",
-    "reduced scale",
-    "verified",
-    "not run",
-    "not selected",
-    "not exercised",
-)
 # Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
 RUN_KEYS = ("runs", "timings", "changes")
 
@@ -296,6 +288,7 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                 "statements_without_tests": sorted(set(claim.statements) - claim_inputs.exercised) if collected else [],
                 "not_reached": sorted(claim_inputs.not_reached),
                 "interrupted_by": claim_inputs.interrupted_by if claim_inputs.not_reached else "",
+                "problems": list(claim_inputs.problems),  # causes of broken besides outcomes: a merge keeps them
                 "registry": registry_record(claim),
             }
         )

@@ -1,0 +1,101 @@
+"""The running session and statement test, as a context variable: the library reads it, the plugin sets it.
+
+The assertion and decision helpers, `current_store()`, `current_evidence()` and `registered_false_alarm()` read
+it; the plugin sets it at configure (the session: its result store) and at each test's setup (the running
+test: its evidence, false-alarm level and reproduce line), and resets it with its token at unconfigure, so a
+session run inside a test (pytester) hands the outer one back when it ends. Nothing here imports the plugin
+(as hypothesis' statistics collector is written into by the library and installed by its pytest plugin).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pytest_claims.evidence import Evidence
+from pytest_claims.outcomes import ClaimRefuted
+from pytest_claims.store import ResultStore
+
+
+@dataclass
+class RunningTest:
+    """The statement or reference test that runs now, as the helpers see it."""
+
+    item: Any  # the pytest.Item
+    evidence: Callable[[], Evidence]  # its evidence recorder (created on first use)
+    false_alarm: Callable[[], float]  # its registered false-alarm probability at its tier
+    reproduce: Callable[[], str]  # the command that reruns it under this run's conditions
+
+
+@dataclass
+class RunningSession:
+    """An active pytest-claims session in this process."""
+
+    store: ResultStore
+    state: Any  # the plugin's per-process state (opaque to the library)
+    test: RunningTest | None = None
+
+
+SESSION: contextvars.ContextVar[RunningSession | None] = contextvars.ContextVar("pytest_claims_session", default=None)
+_OUTSIDE: list[ResultStore] = []  # the memory-only store handed out while no session is active
+
+
+def enter_session(session: RunningSession) -> contextvars.Token:
+    """Make `session` the active one (the plugin calls this at configure)."""
+    return SESSION.set(session)
+
+
+def leave_session(token: contextvars.Token) -> None:
+    """Hand back the session that was active before (the plugin calls this at unconfigure)."""
+    try:
+        SESSION.reset(token)
+    except ValueError:  # set in another context: fall back to the value before it
+        SESSION.set(token.old_value if token.old_value is not contextvars.Token.MISSING else None)
+    if SESSION.get() is None:
+        _OUTSIDE.clear()  # outside any session again: a fresh memory-only store, as after a session always
+
+
+def running_test() -> RunningTest | None:
+    session = SESSION.get()
+    return session.test if session is not None else None
+
+
+def current_store() -> ResultStore:
+    """The session's store (a memory-only one outside a pytest session, e.g. in a benchmark script)."""
+    session = SESSION.get()
+    if session is not None:
+        return session.store
+    if not _OUTSIDE:
+        _OUTSIDE.append(ResultStore(None))
+    return _OUTSIDE[0]
+
+
+def current_evidence() -> tuple[Evidence, Any] | None:
+    """The running test's evidence recorder (created on first use) and the test item; None outside a test."""
+    test = running_test()
+    return (test.evidence(), test.item) if test is not None else None
+
+
+def record(what: str, found: dict[str, Any]) -> None:
+    """Record `found` under `what` in the running test's evidence (nothing outside a test)."""
+    test = running_test()
+    if test is not None:
+        test.evidence().record(**{what: found})
+
+
+def refute(message: str) -> None:
+    """Raise ClaimRefuted(message + the command that reproduces the running test)."""
+    __tracebackhide__ = True
+    test = running_test()
+    command = test.reproduce() if test is not None else "(outside a pytest run)"
+    raise ClaimRefuted(f"{message}; reproduce: {command}")
+
+
+def registered_false_alarm() -> float:
+    """The running statement test's registered false-alarm probability at its tier (the level its
+    decisions use, so the number the registry states is the number the test spends)."""
+    test = running_test()
+    if test is None:
+        raise RuntimeError("registered_false_alarm() is for a statement test while it runs")
+    return test.false_alarm()

@@ -1,0 +1,144 @@
+"""verdicts.json: its one builder (used by the run and the merge alike), its one writer and its one reader.
+
+A payload is built from the same inputs wherever it is made: the registry, each claim's `ClaimInputs` (statement
+runs, problems, what was selected and exercised), the reference tests, the collection errors and the runs it
+describes. Reading one back gives the same inputs again (`claims_from`), so a merge of one run reproduces that
+run's verdicts, every cause of `broken` included, and a merge of merged files does too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_claims.registry import Claim, Registry, Statement
+from pytest_claims.verdicts import SCHEMA_VERSION, ClaimInputs, StatementRun, changes, summarise
+
+
+class PayloadError(ValueError):
+    """A file that is not a readable verdicts.json of this schema."""
+
+
+def build(
+    registry: Registry,
+    inputs: dict[str, ClaimInputs],
+    *,
+    suite: str,
+    tier: str,
+    seed: Any,
+    mutants_run: bool,
+    environment: dict[str, Any],
+    false_alarm: dict[str, Any],
+    reference: dict[str, str],
+    collection_errors: list[dict[str, str]],
+    runs: list[dict[str, Any]],
+    timings: dict[str, Any],
+    previous: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The verdicts.json payload (claim verdicts by `verdicts.summarise`, the rules of a single run)."""
+    payload: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "suite": suite,
+        "tier": tier,
+        "seed": seed,
+        "mutants_run": mutants_run,
+        "environment": environment,
+        "papers": registry.papers,
+        "claims": summarise(registry, inputs),
+        "false_alarm": false_alarm,
+        "reference_tests": [{"test": t, "outcome": o} for t, o in sorted(reference.items())],
+        "collection_errors": collection_errors,
+        "runs": runs,
+        "timings": timings,
+    }
+    if previous is not None:
+        payload["changes"] = changes(previous, payload)
+    return payload
+
+
+def write(path: Path, payload: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+
+
+def read(path: Path) -> dict[str, Any]:
+    """A verdicts.json of this schema, its top-level fields checked (PayloadError names the file otherwise)."""
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise PayloadError(f"{path}: not a readable verdicts.json ({error})") from None
+    if not isinstance(payload, dict):
+        raise PayloadError(f"{path}: not a verdicts.json (a JSON {type(payload).__name__}, not an object)")
+    if payload.get("schema_version") != SCHEMA_VERSION:
+        raise PayloadError(
+            f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads {SCHEMA_VERSION}"
+        )
+    missing = [
+        k
+        for k, kind in (("claims", list), ("runs", list), ("papers", dict), ("tier", str))
+        if not isinstance(payload.get(k), kind)
+    ]
+    if missing:
+        raise PayloadError(f"{path}: not a verdicts.json (lacks {', '.join(missing)})")
+    return payload
+
+
+def read_previous(path: str) -> dict[str, Any]:
+    """A previous run's verdicts.json for `--previous-verdicts` (any schema: only its claims are compared)."""
+    try:
+        previous = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise PayloadError(f"--previous-verdicts {path}: cannot read a verdicts.json ({error})") from None
+    if not isinstance(previous, dict) or not isinstance(previous.get("claims"), list):
+        raise PayloadError(f"--previous-verdicts {path}: not a verdicts.json (no list of claims)")
+    return previous
+
+
+def claim_from(record: dict[str, Any]) -> Claim:
+    """The registry record of a claim, as verdicts.json carries it."""
+    reg = record["registry"]
+    statements = {
+        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+        for name, fields in reg["statements"].items()
+    }
+    return Claim(
+        id=record["id"],
+        key=record["key"],
+        paper=record["paper"],
+        where=record["where"],
+        text=record["statement"],
+        provenance=record["provenance"],
+        expected=record["expected"],
+        tests=reg["tests"],
+        key_numbers=tuple(reg["key_numbers"]),
+        figure=reg["figure"],
+        statements=statements,
+    )
+
+
+def problems_of(record: dict[str, Any]) -> list[str]:
+    """The causes of `broken` that are not statement outcomes (crashed processes, collection errors, conflicts
+    between runs, registry drift). A file written before claims carried `problems` keeps its collection errors."""
+    if "problems" in record:
+        return list(record["problems"])
+    if record["verdict"] == "broken" and record["reason"].startswith("collection error"):
+        return [record["reason"]]
+    return []
+
+
+def claims_from(payload: dict[str, Any]) -> list[tuple[Claim, ClaimInputs]]:
+    """Each claim of a payload with the inputs its verdict was computed from (the inverse of `build`'s claims)."""
+    out = []
+    for record in payload["claims"]:
+        claim = claim_from(record)
+        inputs = ClaimInputs(
+            runs=[StatementRun.from_dict(dict(s, claim=record["id"])) for s in record["statements"]],
+            exercised=set(claim.statements) - set(record["statements_without_tests"]),
+            selected=record["verdict"] != "not selected",
+            has_tests=record["verdict"] != "not exercised",
+            problems=problems_of(record),
+            not_reached=set(record.get("not_reached") or []),
+            interrupted_by=record.get("interrupted_by", "") if record.get("not_reached") else "",
+        )
+        out.append((claim, inputs))
+    return out

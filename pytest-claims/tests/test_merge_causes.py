@@ -1,0 +1,93 @@
+"""One verdict path: every cause of `broken` in a run survives a merge of that run and a merge of the merged file,
+and the causes only a merge can find (conflicting outcomes, a registry record that differs) survive a second
+merge. The run and the merge build verdicts.json with the same function (pytest_claims.payload.build)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_plugin import CONSTANT_TESTS, REGISTRY, claim, project, verdicts  # noqa: F401 (project: the fixture)
+
+from pytest_claims.merge import comparable, main as merge_main
+
+CRASHING_REFERENCE = CONSTANT_TESTS.replace(
+    "def test_reference():\n", "def test_reference():\n    import os\n\n    os._exit(3)  # the worker dies\n"
+)
+
+
+def merged(paths: list[Path], out: Path) -> dict:
+    """Merge `paths` into `out` (a broken claim makes the merge exit 1) and read the result."""
+    assert merge_main([*map(str, paths), "-o", str(out)]) == 1
+    return json.loads((out / "verdicts.json").read_text())
+
+
+def broken_through_two_merges(run_file: Path, key: str, phrase: str) -> None:
+    """A run's broken claim keeps its verdict and its reason in a merge of the run and in a merge of that merge."""
+    run = json.loads(run_file.read_text())
+    record = claim(run, key)
+    assert record["verdict"] == "broken" and phrase in record["reason"], record["reason"]
+    once = merged([run_file], run_file.parent.parent / "once")
+    twice = merged([run_file.parent.parent / "once" / "verdicts.json"], run_file.parent.parent / "twice")
+    for level, payload in (("once", once), ("twice", twice)):
+        found = claim(payload, key)
+        assert (found["verdict"], found["reason"]) == (record["verdict"], record["reason"]), level
+    assert comparable(once)["claims"] == comparable(run)["claims"]  # a merge of one run reproduces it
+    assert comparable(twice)["claims"] == comparable(run)["claims"]
+
+
+@pytest.mark.smoke
+def test_a_crashed_worker_survives_two_merges(project):
+    """A worker that dies in a reference test of a claim module breaks the claim (a problem, not a statement
+    outcome): merging that run once or twice keeps it broken (it was laundered to `verified` before)."""
+    pytester = project(constant_tests=CRASHING_REFERENCE)
+    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-n", "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    broken_through_two_merges(pytester.path / "out" / "verdicts.json", "T2", "crashed")
+
+
+@pytest.mark.smoke
+def test_a_collection_error_survives_two_merges(project):
+    pytester = project(constant_tests="def broken(:\n    pass\n")
+    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == pytest.ExitCode.TESTS_FAILED
+    broken_through_two_merges(pytester.path / "out" / "verdicts.json", "T2", "collection error in test_constant.py")
+
+
+@pytest.mark.smoke
+def test_a_surviving_mutant_survives_two_merges(project):
+    pytester = project(mutants='["off-by-one", "harmless"]')
+    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == pytest.ExitCode.TESTS_FAILED
+    broken_through_two_merges(pytester.path / "out" / "verdicts.json", "T1", "mutants survived")
+
+
+def two_runs(pytester: pytest.Pytester, change: str) -> list[Path]:
+    """Two runs of the toy project, the second with `change` applied: another outcome or another registry."""
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=first")
+    if change == "outcome":
+        pytester.makepyfile(
+            toy_kernel="def triangle(n):\n    return n * (n + 1) // 2\n\n\ndef answer():\n    return 41\n"
+        )
+    else:
+        pytester.makefile(
+            ".toml",
+            registry=REGISTRY.replace("the answer is 42", "the answer is forty-two")
+            .replace("{mutants}", '["off-by-one", "wrong-sign"]')
+            .replace("{refuted_mutants}", '["squares"]'),
+        )
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=second")
+    return [pytester.path / "first" / "verdicts.json", pytester.path / "second" / "verdicts.json"]
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize(
+    "change, phrase", [("outcome", "conflicting outcomes"), ("registry", "registry record differs")]
+)
+def test_what_only_a_merge_finds_survives_a_second_merge(project, change, phrase):
+    pytester = project()
+    once = merged(two_runs(pytester, change), pytester.path / "once")
+    found = claim(once, "T2")
+    assert found["verdict"] == "broken" and phrase in found["reason"], found["reason"]
+    twice = merged([pytester.path / "once" / "verdicts.json"], pytester.path / "twice")
+    assert (claim(twice, "T2")["verdict"], claim(twice, "T2")["reason"]) == (found["verdict"], found["reason"])
+    assert comparable(twice)["claims"] == comparable(once)["claims"]
