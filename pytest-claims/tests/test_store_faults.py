@@ -164,6 +164,20 @@ def test_a_zip_bomb_entry_is_refused_before_it_is_decompressed(tmp_path):
 
 
 @pytest.mark.smoke
+def test_a_compressed_entry_below_the_ceiling_is_refused_without_decompressing_it(tmp_path):
+    """Only stored members are read, so an entry costs at most its own size: a compressed one, even an honest one
+    under the ceiling, could cost a thousand times its size before any check of its content."""
+    root = tmp_path / "store"
+    entry = _genuine_entry(root)
+    entry.write_bytes(_crafted(_key_header(entry), [_bomb("a0.npy", 32)]))
+    store = _fresh(root, max_entry_bytes=64 * MiB)
+    value, peak = _peak_python_bytes(lambda: store.get_or_compute("x", {}, lambda _: 7))
+    assert value == 7 and peak < 2 * MiB, (value, peak)
+    event = _only_event(store)
+    assert event["status"] == RECOMPUTED and "has a compressed member a0.npy" in event["note"], event
+
+
+@pytest.mark.smoke
 @pytest.mark.parametrize("lie", ["a compressed member declared small", "a stored member declared past the file"])
 def test_a_lying_zip_directory_is_refused_and_bounded(tmp_path, lie):
     root = tmp_path / "store"
@@ -305,6 +319,19 @@ def test_a_stray_file_where_the_store_writes_degrades_to_computing(tmp_path, whe
     event = _only_event(store)
     assert event["status"] == NOT_STORED and "computed and not stored" in event["note"], event
     assert (f"{root / digest[:2]} is a file" if where.startswith("a file") else f"{digest}.lock") in event["note"]
+
+
+@pytest.mark.smoke
+def test_a_key_folder_that_links_out_of_the_store_is_neither_read_nor_written_through(tmp_path):
+    root, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store = _fresh(root)
+    folder = root / store.key_of("x", {})[:2]
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    assert store.get_or_compute("x", {}, lambda _: 7) == 7
+    event = _only_event(store)
+    assert event["status"] == NOT_STORED and f"{folder} is a symbolic link" in event["note"], event
+    assert not list(elsewhere.iterdir())  # no entry, lock or record written through the link
 
 
 @pytest.mark.smoke
