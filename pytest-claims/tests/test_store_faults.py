@@ -81,17 +81,19 @@ def _deflated_zeros(head: bytes, mib: int) -> tuple[bytes, int, int]:
 
 def _zip(members: list[dict]) -> bytes:
     """A zip archive written by hand, so that its directory can say what it likes: each member a dict of name, raw
-    (its bytes as stored), size (uncompressed), and optionally method, crc and the directory's own sizes."""
+    (its bytes as stored), size (uncompressed), and optionally method, crc, flags and the directory's own sizes."""
     out, directory = io.BytesIO(), []
     for m in members:
         name, raw, method, crc = m["name"].encode(), m["raw"], m.get("method", zipfile.ZIP_STORED), m.get("crc", 0)
-        offset = out.tell()
-        out.write(struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, method, 0, 0, crc, len(raw), m["size"], len(name), 0))
+        offset, flags = out.tell(), m.get("flags", 0)
+        out.write(
+            struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, flags, method, 0, 0, crc, len(raw), m["size"], len(name), 0)
+        )
         out.write(name + raw)
         said = (m.get("directory_compressed", len(raw)), m.get("directory_size", m["size"]))
         directory.append(
             struct.pack(
-                "<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, method, 0, 0, crc, *said, len(name), 0, 0, 0, 0, 0, offset
+                "<4s6H3L5H2L", b"PK\x01\x02", 20, 20, flags, method, 0, 0, crc, *said, len(name), 0, 0, 0, 0, 0, offset
             )
             + name
         )
@@ -212,6 +214,17 @@ def test_an_npy_header_declaring_a_huge_shape_is_refused_before_allocation(tmp_p
     assert value == 7 and peak < 2 * MiB, (value, peak)
     event = _only_event(store)
     assert event["status"] == RECOMPUTED and f"whose header declares {shape}" in event["note"], event
+
+
+@pytest.mark.smoke
+def test_an_encrypted_member_is_recomputed(tmp_path):
+    root = tmp_path / "store"
+    entry = _genuine_entry(root)
+    entry.write_bytes(_crafted(_key_header(entry), [_stored("a0.npy", _npy_header((2,)) + bytes(16), flags=1)]))
+    store = _fresh(root)
+    assert store.get_or_compute("x", {}, lambda _: 7) == 7
+    event = _only_event(store)
+    assert event["status"] == RECOMPUTED and "encrypted" in event["note"], event
 
 
 @pytest.mark.smoke

@@ -297,7 +297,8 @@ def loads(data: bytes, limit: int = MAX_ENTRY_BYTES) -> tuple[dict[str, Any], An
             for info in array_infos:
                 member = _read_member(archive, info)
                 layouts.append((*_array_layout(info.filename, member, limit), member))
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, RecursionError) as error:
+    # RuntimeError: an encrypted member, a JSON header nested past the recursion limit
+    except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, RuntimeError) as error:
         raise EntryInvalid(f"unreadable ({type(error).__name__}: {error})") from None
     if not isinstance(header, dict) or not isinstance(header.get("tree"), str):
         raise EntryInvalid("has no value tree in its header")

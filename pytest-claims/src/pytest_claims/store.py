@@ -212,7 +212,7 @@ def _holder(record: Path) -> str:
         since = time.strftime("%H:%M:%S UTC", time.gmtime(float(found["since"])))
         test = f", test {found['test']}" if found.get("test") else ""
         return f"pid {int(found['pid'])} on host {found['host']} (since {since}{test})"
-    except (OSError, ValueError, TypeError, KeyError, codec.EntryInvalid):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, codec.EntryInvalid):
         return "a process that left no record of itself"
 
 
