@@ -33,10 +33,11 @@ from typing import Any
 
 HEADER = "header.json"
 TAG = "$t"
-# The most bytes one entry may hold, on disk and in its members together. Far above any result a suite of this kind
-# keeps (a grid of trials, a training run's metrics: a few MB), and low enough that reading a crafted entry (about
-# twice its size in memory at the peak) cannot exhaust a worker's share of a 64-worker machine. An entry above it is
-# recomputed and a result above it is not stored (both with a note); ResultStore(max_entry_bytes=...) changes it.
+# The most bytes one entry may hold, on disk and in its members together. Far above what a store of this kind keeps
+# per key (counts over a grid of trials, a training run's metrics: this suite's smoke entries are under 10 KB), and low
+# enough that reading an entry (about 2.5 times its size in memory at the peak, measured) cannot exhaust a worker's
+# share of a 64-worker machine. An entry above it is recomputed and a result above it is not stored (both with a
+# note); ResultStore(max_entry_bytes=...) changes it.
 MAX_ENTRY_BYTES = 256 * 2**20
 
 
