@@ -8,6 +8,14 @@ scalars of a plain dtype, CPU torch tensors, and dataclasses whose class is alre
 never imports a module). A sha256 over the tree and the arrays' bytes is checked on every read, so an
 entry truncated, flipped or copied over another is found out (`EntryInvalid`, with the reason) and
 recomputed, never believed.
+
+Entries come from other machines, so a read is bounded before anything is allocated: only a regular file
+is opened (never through a symbolic link, never a FIFO that would block), no larger than a ceiling
+(`MAX_ENTRY_BYTES`); members are stored, never compressed (so nothing is decompressed and no member can
+hold more than the file does), their declared sizes are checked against the ceiling and the file, each
+member is read through a reader that stops at its declared size, and each `.npy` header's shape and dtype
+must account for exactly the bytes its member holds. The content hash is checked before any value is
+built from the bytes.
 """
 
 from __future__ import annotations
@@ -16,12 +24,21 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
+import stat
 import sys
 import zipfile
+from pathlib import Path
 from typing import Any
 
 HEADER = "header.json"
 TAG = "$t"
+# The most bytes one entry may hold, on disk and in its members together. Far above what a store of this kind keeps
+# per key (counts over a grid of trials, a training run's metrics: this suite's smoke entries are under 10 KB), and low
+# enough that reading an entry (about 2.5 times its size in memory at the peak, measured) cannot exhaust a worker's
+# share of a 64-worker machine. An entry above it is recomputed and a result above it is not stored (both with a
+# note); ResultStore(max_entry_bytes=...) changes it.
+MAX_ENTRY_BYTES = 256 * 2**20
 
 
 class EntryInvalid(Exception):
@@ -140,36 +157,174 @@ def dumps(header: dict[str, Any], value: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _read_arrays(archive: zipfile.ZipFile) -> list[Any]:
-    names = sorted((n for n in archive.namelist() if n != HEADER), key=lambda n: (len(n), n))
-    if names != [f"a{i}.npy" for i in range(len(names))]:
-        raise EntryInvalid(f"has unexpected members {names[:5]}")
-    if not names:
-        return []
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def read_bounded(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them; FileNotFoundError if there is none.
+
+    A symbolic link, a directory, a FIFO or a device is refused (EntryInvalid) from its `lstat`, without
+    opening it; the file is opened with O_NOFOLLOW and O_NONBLOCK and checked again, so a swap between the two
+    finds nothing to follow or to block on."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        raise EntryInvalid(f"is a symbolic link (to {target}), not followed")
+    if not stat.S_ISREG(info.st_mode):
+        raise EntryInvalid(f"is {_file_kind(info.st_mode)}, not a regular file")
+    if info.st_size > limit:
+        raise EntryInvalid(f"is {info.st_size} bytes, above the store's ceiling of {limit}")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        from numpy.lib import format as npy
-    except ImportError:
-        raise EntryInvalid("holds arrays, and NumPy is not installed") from None
-    return [npy.read_array(io.BytesIO(archive.read(n)), allow_pickle=False) for n in names]
+        fd = os.open(path, flags)
+    except OSError as error:
+        if not os.path.lexists(path):
+            raise
+        raise EntryInvalid(f"cannot be opened as a regular file ({error})") from None
+    with open(fd, "rb", buffering=0, closefd=True) as handle:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+            raise EntryInvalid("was replaced while it was opened")
+        # One byte more than fstat says, to notice a file that grows as it is read (entries are renamed into
+        # place whole, so one that changes is not an entry of this store)
+        wanted = min(opened.st_size, limit) + 1
+        chunks: list[bytes] = []
+        size = 0
+        while size < wanted:
+            chunk = handle.read(wanted - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    if size == wanted:
+        raise EntryInvalid("grew while it was read")
+    return b"".join(chunks)
 
 
-def loads(data: bytes) -> tuple[dict[str, Any], Any]:
+def load(path: Path, limit: int = MAX_ENTRY_BYTES) -> tuple[dict[str, Any], Any]:
+    """(header, value) of the entry file `path` (read_bounded, then loads); FileNotFoundError if there is none."""
+    return loads(read_bounded(path, limit), limit)
+
+
+def _members(archive: zipfile.ZipFile, size: int, limit: int) -> list[zipfile.ZipInfo]:
+    """The archive's members (header first, then a0.npy, a1.npy, ...), their declared sizes checked against the
+    ceiling and against the `size` bytes of the archive before any member is read."""
+    infos = archive.infolist()
+    arrays = sorted((i for i in infos if i.filename != HEADER), key=lambda i: (len(i.filename), i.filename))
+    names = [i.filename for i in arrays]
+    if len(infos) - len(arrays) != 1 or names != [f"a{i}.npy" for i in range(len(names))]:
+        raise EntryInvalid(f"has unexpected members {[i.filename for i in infos][:6]}")
+    declared = sum(i.file_size for i in infos)
+    if declared > limit:
+        raise EntryInvalid(f"declares {declared} bytes in its members, above the store's ceiling of {limit}")
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise EntryInvalid(
+                f"has a compressed member {info.filename} (method {info.compress_type}); "
+                "this store writes stored members only, so nothing is ever decompressed"
+            )
+        if info.compress_size != info.file_size or info.header_offset + info.compress_size > size:
+            raise EntryInvalid(f"declares more bytes in {info.filename} than the file holds")
+    return [archive.getinfo(HEADER), *arrays]
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytearray:
+    """A member's bytes through a reader that stops at its declared size (the directory may lie)."""
+    buffer = bytearray(info.file_size)
+    with archive.open(info) as member:
+        got = member.readinto(buffer)
+        if got != info.file_size or member.read(1):
+            raise EntryInvalid(f"holds other than the {info.file_size} bytes its directory declares in {info.filename}")
+    return buffer
+
+
+def _array_layout(name: str, data: bytearray, limit: int) -> tuple[Any, tuple[int, ...], int]:
+    """(dtype, shape, offset of the data) from a `.npy` member's header, which must account for exactly the bytes
+    the member holds (checked before any array is allocated)."""
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    version = npy.read_magic(stream)
+    if version == (1, 0):
+        shape, fortran_order, dtype = npy.read_array_header_1_0(stream)
+    elif version == (2, 0):
+        shape, fortran_order, dtype = npy.read_array_header_2_0(stream)
+    else:
+        raise EntryInvalid(f"has {name} in .npy version {version}, which this store does not write")
+    if dtype.hasobject or fortran_order:
+        raise EntryInvalid(f"has {name} with {'an object dtype' if dtype.hasobject else 'Fortran order'}")
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise EntryInvalid(f"has {name} with the shape {shape!r}")
+    count = 1
+    for n in shape:
+        count *= n
+    offset = stream.tell()
+    if count * max(dtype.itemsize, 1) > limit or count * dtype.itemsize != len(data) - offset:
+        raise EntryInvalid(
+            f"has {name} whose header declares {shape} of {dtype.str} ({count * dtype.itemsize} bytes), "
+            f"and the member holds {len(data) - offset}"
+        )
+    return dtype, shape, offset
+
+
+def loads(data: bytes, limit: int = MAX_ENTRY_BYTES) -> tuple[dict[str, Any], Any]:
     """(header, value) of an entry, or EntryInvalid saying why it cannot be trusted."""
     if not data.startswith(b"PK\x03\x04"):
-        raise EntryInvalid(f"unreadable (not a zip archive: it starts with {data[:8]!r})")
+        raise EntryInvalid(f"unreadable (not a zip archive: it starts with {bytes(data[:8])!r})")
+    if len(data) > limit:
+        raise EntryInvalid(f"is {len(data)} bytes, above the store's ceiling of {limit}")
+    layouts: list[tuple[Any, tuple[int, ...], int, bytearray]] = []
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            header = json.loads(archive.read(HEADER))
-            arrays = _read_arrays(archive)
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, UnicodeDecodeError) as error:
+            header_info, *array_infos = _members(archive, len(data), limit)
+            header = json.loads(_read_member(archive, header_info))
+            if array_infos:
+                try:
+                    import numpy  # noqa: F401 (the .npy headers are NumPy's)
+                except ImportError:
+                    raise EntryInvalid("holds arrays, and NumPy is not installed") from None
+            for info in array_infos:
+                member = _read_member(archive, info)
+                layouts.append((*_array_layout(info.filename, member, limit), member))
+    # RuntimeError: an encrypted member, a JSON header nested past the recursion limit
+    except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, RuntimeError) as error:
         raise EntryInvalid(f"unreadable ({type(error).__name__}: {error})") from None
     if not isinstance(header, dict) or not isinstance(header.get("tree"), str):
         raise EntryInvalid("has no value tree in its header")
     tree_json = header.pop("tree").encode()
-    if header.pop("content_sha256", None) != _content_hash(tree_json, arrays):
+    digest = hashlib.sha256(tree_json)
+    for dtype, shape, offset, member in layouts:  # as _content_hash, over the members' bytes: nothing built yet
+        digest.update(f"|{dtype.str}|{shape}|".encode())
+        digest.update(memoryview(member)[offset:])
+    if header.pop("content_sha256", None) != digest.hexdigest():
         raise EntryInvalid("fails its content hash (altered or truncated)")
+    arrays = [_array(*layout) for layout in layouts]
     try:
         value = _decoder(arrays)(json.loads(tree_json))
-    except (KeyError, IndexError, TypeError, ValueError) as error:
+    except EntryInvalid:
+        raise
+    except Exception as error:  # a tree can be malformed in any way; the content hash is a checksum, not a signature
         raise EntryInvalid(f"has a malformed value tree ({type(error).__name__}: {error})") from None
     return header, value
+
+
+def _array(dtype: Any, shape: tuple[int, ...], offset: int, member: bytearray) -> Any:
+    """The array over a member's own bytes (writable, as numpy.load's; no copy)."""
+    import numpy as np
+
+    if dtype.itemsize == 0:
+        return np.empty(shape, dtype)
+    count = len(member) - offset
+    return np.frombuffer(member, dtype=dtype, count=count // dtype.itemsize, offset=offset).reshape(shape)

@@ -4,10 +4,17 @@ A result is stored under a key made of everything that determines it: a name (cl
 configuration (seeds, tier, backend, device, sizes: any JSON-able mapping), and a hash of the source
 of the code that computes it. Entries hold data only (pytest_claims.codec: a zip of a JSON header and `.npy` arrays,
 read without pickle), each with its full key and a content hash checked on read: an entry that is
-unreadable, altered or another key's is recomputed, and the report says which file and why. A store
-directory that cannot be written is read where it can be and otherwise computes without storing. Writes are atomic
-(a temporary file renamed into place); a file lock per key makes one process compute while the others wait and then
-read, so `-n 64` computes each key once.
+unreadable, altered or another key's is recomputed, and the report says which file and why. Reads are bounded
+(pytest_claims.codec: regular files only, sizes checked against a ceiling and the entry's own headers before anything
+is allocated), so a crafted entry costs a recompute, never the machine. Writes are atomic (a temporary file renamed
+into place); a file lock per key makes one process compute while the others wait and then read, so `-n 64` computes
+each key once. The lock's holder keeps a record beside it (pid, host, test) and touches it while it computes: a wait
+longer than a few seconds names the holder, and a holder that shows no sign of life for `LOCK_STALE_SECONDS` (a
+stopped or hung process) is given up on.
+
+The store is infrastructure, never evidence: a store directory that cannot be written is read where it can be, and
+whatever cannot be kept (a full disk, a read-only or stray file where the store writes, a lock that cannot be taken)
+is computed without storing, with a note (status "computed, not stored") that reaches the terminal and the report.
 A long computation receives a `Checkpoint` and may save its state every N steps; an interrupted run
 resumes from the last checkpoint of the same key.
 
@@ -25,14 +32,17 @@ import hashlib
 import inspect
 import json
 import os
+import platform
+import stat
 import tempfile
+import threading
 import time
 import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from pytest_claims import codec
 
@@ -44,6 +54,17 @@ FORMAT = 3
 # Statuses of one access, as the report shows them.
 COMPUTED, RESUMED, FROM_STORE, IN_MEMORY = "computed", "resumed", "from store", "in memory"
 RECOMPUTED = "recomputed"  # a stored entry could not be trusted (the event's note says why)
+NOT_STORED = "computed, not stored"  # the store could not keep the value (the note says why); the value is used
+
+# A wait for a key's lock longer than this names the holder (in the event's note, and live through
+# ResultStore.on_wait).
+LOCK_NOTICE_SECONDS = 5.0
+# The holder of a key's lock touches its record every HEARTBEAT_SECONDS while it computes. A waiter that sees no touch
+# for LOCK_STALE_SECONDS takes the holder for stopped or hung and computes without storing. Two minutes: a network
+# file system's attribute cache can hide a touch for up to a minute, and a live holder never goes that long without
+# one (a computation as long as it likes is waited for).
+HEARTBEAT_SECONDS = 2.0
+LOCK_STALE_SECONDS = 120.0
 
 
 @dataclass
@@ -90,12 +111,15 @@ def code_hash(code: Iterable[Any]) -> str:
 class Checkpoint:
     """Where a long computation saves its state and finds it again after an interruption."""
 
-    def __init__(self, path: Path | None, every: int, header: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, path: Path | None, every: int, header: dict[str, Any] | None = None, *, limit: int = codec.MAX_ENTRY_BYTES
+    ) -> None:
         self.path = path
         self.every = max(1, int(every))
         self.header = header or {}
+        self.limit = limit
         self.resumed_from_step: int | None = None
-        self.note = ""  # why a saved state was not used
+        self.note = ""  # why a saved state was not used, or why saving stopped
 
     def due(self, step: int) -> bool:
         """True every `every` steps (only where the store can keep a checkpoint)."""
@@ -103,32 +127,50 @@ class Checkpoint:
 
     def load(self) -> Any | None:
         """The last saved state of this key, or None. A dict state's "step" is reported on resume."""
-        if self.path is None or not self.path.exists():
+        if self.path is None:
             return None
         try:
-            header, state = codec.loads(self.path.read_bytes())
+            header, state = codec.load(self.path, self.limit)
             if header != self.header:
                 raise codec.EntryInvalid("is the checkpoint of another key")
+        except FileNotFoundError:
+            return None
         except codec.EntryInvalid as error:
             self.note = f"checkpoint {self.path} {error}: started afresh"
+            return None
+        except OSError as error:
+            self.note = f"checkpoint {self.path} cannot be read ({error}): started afresh"
             return None
         step = state.get("step") if isinstance(state, dict) else None
         self.resumed_from_step = int(step) if step is not None else -1
         return state
 
     def save(self, state: Any) -> None:
-        if self.path is not None:
-            _atomic_write(self.path, codec.dumps(self.header, state))
+        """Keep `state` for a rerun. A checkpoint that cannot be written (a full disk) stops checkpointing, with a
+        note: the computation goes on."""
+        if self.path is None:
+            return
+        data = codec.dumps(self.header, state)
+        try:
+            if len(data) > self.limit:
+                raise OSError(f"{len(data)} bytes, above the store's ceiling of {self.limit}")
+            _atomic_write(self.path, data)
+        except OSError as error:
+            self.note = "; ".join(
+                n for n in (self.note, f"checkpoint {self.path} cannot be written ({error}): went on without") if n
+            )
+            self.path = None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -159,13 +201,93 @@ def _writable_directory(root: Path) -> bool:
         return False
 
 
+class _NotStored(Exception):
+    """Why the store cannot keep a key's value now (the value is computed and used all the same)."""
+
+
+def _holder(record: Path) -> str:
+    """Who holds a key's lock, from the record its holder keeps beside it."""
+    try:
+        found = json.loads(codec.read_bounded(record, 4096))
+        since = time.strftime("%H:%M:%S UTC", time.gmtime(float(found["since"])))
+        test = f", test {found['test']}" if found.get("test") else ""
+        return f"pid {int(found['pid'])} on host {found['host']} (since {since}{test})"
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, codec.EntryInvalid):
+        return "a process that left no record of itself"
+
+
+def _sign_of_life(record: Path) -> int | None:
+    try:
+        return os.lstat(record).st_mtime_ns
+    except OSError:
+        return None
+
+
+class _HeldLock:
+    """A key's lock, taken, with its holder's record beside it, touched every HEARTBEAT_SECONDS until released."""
+
+    def __init__(self, lock: FileLock, record: Path, test: str) -> None:
+        self.lock, self.record = lock, record
+        self._stop = threading.Event()
+        mine = {"pid": os.getpid(), "host": platform.node(), "test": test, "since": time.time()}
+        try:
+            _atomic_write(record, json.dumps(mine).encode(), sync=False)
+        except OSError:
+            pass  # no record (a full disk): a waiter cannot name this process, and nothing else changes
+        self._beat = threading.Thread(target=self._touch, name="pytest-claims store lock heartbeat", daemon=True)
+        self._beat.start()
+
+    def _touch(self) -> None:
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            try:
+                os.utime(self.record, follow_symlinks=False)
+            except OSError:
+                pass
+
+    def release(self) -> None:
+        self._stop.set()
+        self._beat.join(timeout=10)
+        try:
+            self.record.unlink(missing_ok=True)
+        except OSError:
+            pass
+        self.lock.release()
+
+
+def _not_a_store_folder(folder: Path) -> str:
+    """Why `folder` (a key's folder under the root) is not one the store may read or write in; "" if it is."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        return f"the store folder {folder} cannot be examined ({error})"
+    if stat.S_ISDIR(mode):
+        return ""
+    kind = "a symbolic link" if stat.S_ISLNK(mode) else "a file" if stat.S_ISREG(mode) else "not a directory"
+    return f"the store folder {folder} is {kind}"
+
+
 class ResultStore:
     """get_or_compute(name, key, compute, code=...) -> the value, from memory, disk or computed."""
 
-    def __init__(self, root: Path | None, *, checkpoint_every: int = 1000) -> None:
+    def __init__(
+        self,
+        root: Path | None,
+        *,
+        checkpoint_every: int = 1000,
+        max_entry_bytes: int = codec.MAX_ENTRY_BYTES,
+        lock_stale_seconds: float = LOCK_STALE_SECONDS,
+        lock_notice_seconds: float = LOCK_NOTICE_SECONDS,
+    ) -> None:
         self.root = root  # None: memory only (--no-store)
         self.read_only = root is not None and not _writable_directory(root)
         self.checkpoint_every = checkpoint_every
+        self.max_entry_bytes = max_entry_bytes
+        self.lock_stale_seconds = lock_stale_seconds
+        self.lock_notice_seconds = lock_notice_seconds
+        # Called with one line when a lock wait passes lock_notice_seconds (the plugin may show it live).
+        self.on_wait: Callable[[str], None] | None = None
         self.namespace = ""  # the applied mutant's name, if any
         self.mutated_module = ""  # the module the applied mutant changes
         self._memory: dict[str, Any] = {}
@@ -231,46 +353,114 @@ class ResultStore:
         every = checkpoint_every or self.checkpoint_every
         if self.root is None or self.namespace or not persist:
             value = compute(Checkpoint(None, every))
-            self._memory[digest] = value
-            self._record(name, digest, COMPUTED, started)
-            return value
+            return self._keep(name, digest, value, COMPUTED, started)
         folder = self.root / digest[:2]
         result, state = folder / f"{digest}.npz", folder / f"{digest}.checkpoint.npz"
+        # Read before locking: entries are renamed into place whole, so a reader never sees half of one
+        value, bad = self._read(result, header)
+        if bad is None:
+            return self._keep(name, digest, value, FROM_STORE, started)
         if self.read_only:
-            value, note = self._read(result, header)
-            status = FROM_STORE if note is None else RECOMPUTED if note else COMPUTED
-            if note is not None:
-                value = compute(Checkpoint(None, every))
-            self._memory[digest] = value
-            self._record(name, digest, status, started, note=note or "")
-            return value
-        folder.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(folder / f"{digest}.lock")):
-            value, note = self._read(result, header)
-            status, resumed = FROM_STORE, None
-            if note is not None:
-                checkpoint = Checkpoint(state, every, header)
-                value = compute(checkpoint)
-                _atomic_write(
-                    result, codec.dumps({**header, "seconds": round(time.perf_counter() - started, 3)}, value)
-                )
-                state.unlink(missing_ok=True)
-                resumed = checkpoint.resumed_from_step
-                status = RESUMED if resumed is not None else COMPUTED
-                if note:  # there was an entry, and it could not be trusted
-                    status = RECOMPUTED
-                note = "; ".join(n for n in (note, checkpoint.note) if n)
+            value = compute(Checkpoint(None, every))
+            return self._keep(name, digest, value, RECOMPUTED if bad else COMPUTED, started, note=bad)
+        try:
+            held, waited = self._lock(folder, digest)
+        except _NotStored as why:
+            value = compute(Checkpoint(None, every))
+            note = f"{why}: computed and not stored"
+            return self._keep(name, digest, value, NOT_STORED, started, note="; ".join(n for n in (bad, note) if n))
+        try:
+            value, again = self._read(result, header)  # another process may have stored it while this one waited
+            if again is None:
+                return self._keep(name, digest, value, FROM_STORE, started, note=waited)
+            checkpoint = Checkpoint(state, every, header, limit=self.max_entry_bytes)
+            value = compute(checkpoint)
+            not_kept = self._write(result, {**header, "seconds": round(time.perf_counter() - started, 3)}, value)
+            if not not_kept:
+                try:
+                    state.unlink(missing_ok=True)
+                except OSError:
+                    pass  # a stray directory where the checkpoint goes: left alone (it is not the store's)
+        finally:
+            held.release()
+        resumed = checkpoint.resumed_from_step
+        status = NOT_STORED if not_kept else RECOMPUTED if again else RESUMED if resumed is not None else COMPUTED
+        note = "; ".join(n for n in (again, waited, checkpoint.note, not_kept) if n)
+        return self._keep(name, digest, value, status, started, resumed, note)
+
+    def _keep(
+        self, name: str, digest: str, value: T, status: str, started: float, resumed: int | None = None, note: str = ""
+    ) -> T:
         self._memory[digest] = value
-        self._record(name, digest, status, started, resumed, note or "")
+        self._record(name, digest, status, started, resumed, note)
         return value
 
-    @staticmethod
-    def _read(path: Path, header: dict[str, Any]) -> tuple[Any, str | None]:
-        """(value, None) from a trustworthy entry; (None, "") if there is none; (None, why) if it is bad."""
-        if not path.exists():
-            return None, ""
+    def _lock(self, folder: Path, digest: str) -> tuple[_HeldLock, str]:
+        """The key's lock, taken, and a note if the wait was long; _NotStored where the lock cannot be taken (the
+        folder or lock file is not the store's, or the holder has shown no sign of life for lock_stale_seconds)."""
+        stray = _not_a_store_folder(folder)
+        if stray:
+            raise _NotStored(stray)
         try:
-            stored, value = codec.loads(path.read_bytes())
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise _NotStored(f"the store folder {folder} cannot be made ({error})") from None
+        path, record = folder / f"{digest}.lock", folder / f"{digest}.lock.json"
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                raise _NotStored(f"the lock {path} is not a regular file")
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            raise _NotStored(f"the lock {path} cannot be examined ({error})") from None
+        lock = FileLock(str(path))
+        began = last_change = time.monotonic()
+        sign, holder = _sign_of_life(record), ""
+        while True:
+            try:
+                lock.acquire(timeout=min(0.5, self.lock_notice_seconds, self.lock_stale_seconds))
+                break
+            except Timeout:
+                pass
+            except OSError as error:
+                raise _NotStored(f"the lock {path} cannot be taken ({error})") from None
+            now = time.monotonic()
+            if _sign_of_life(record) != sign:
+                sign, last_change = _sign_of_life(record), now
+            if not holder and now - began >= self.lock_notice_seconds:
+                holder = _holder(record)
+                if self.on_wait is not None:
+                    self.on_wait(f"result store: waiting for the lock {path}, held by {holder}")
+            if now - last_change >= self.lock_stale_seconds:
+                raise _NotStored(
+                    f"the lock {path} is held by {_holder(record)}, which showed no sign of life for "
+                    f"{self.lock_stale_seconds:g} s (stopped or hung)"
+                )
+        waited = time.monotonic() - began
+        note = f"waited {waited:.0f} s for the lock {path}, held by {holder}" if holder else ""
+        return _HeldLock(lock, record, self.current_test), note
+
+    def _write(self, path: Path, header: dict[str, Any], value: Any) -> str:
+        """Nothing ("") once `value` is stored at `path`; otherwise why it is not (the value is used all the same)."""
+        data = codec.dumps(header, value)
+        if len(data) > self.max_entry_bytes:
+            return (
+                f"store entry {path} would be {len(data)} bytes, above the store's ceiling of {self.max_entry_bytes}: "
+                "computed and not stored"
+            )
+        try:
+            _atomic_write(path, data)
+        except OSError as error:
+            return f"store entry {path} cannot be written ({error}): computed and not stored"
+        return ""
+
+    def _read(self, path: Path, header: dict[str, Any]) -> tuple[Any, str | None]:
+        """(value, None) from a trustworthy entry; (None, "") if there is none; (None, why) if it is bad."""
+        stray = _not_a_store_folder(path.parent)
+        if stray:
+            return None, f"{stray}: not read"
+        try:
+            stored, value = codec.load(path, self.max_entry_bytes)
             stored.pop("seconds", None)
             if stored != header:
                 raise codec.EntryInvalid(
@@ -278,6 +468,8 @@ class ResultStore:
                     if isinstance(stored, dict)
                     else "has no key"
                 )
+        except FileNotFoundError:
+            return None, ""
         except codec.EntryInvalid as error:
             return None, f"store entry {path} {error}: recomputed"
         except OSError as error:
