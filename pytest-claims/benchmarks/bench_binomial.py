@@ -4,8 +4,9 @@ A script, not a test: `python benchmarks/bench_binomial.py [--quick]` from pytes
 trials it times one decide_rate-equivalent computation (a lower bound at alpha = 0.01 and an upper bound at
 alpha = 1e-6, as decide_rate computes them) on the pure-Python route, on the SciPy route, with SciPy's
 `stats.beta.ppf` itself, and (n <= 1e5 only: seconds each) with decide.py's bisection, at several success
-counts; and it reports the largest relative difference of every route's bounds from SciPy's beta.ppf and from
-a 40-digit mpmath root (the tests' reference) over those success counts and alphas 1e-12 ... 0.5.
+counts; and it reports the largest relative difference of every route's bounds from SciPy's beta.ppf (beta.isf for the
+upper bound) and from a 40-digit mpmath root (the tests' reference) over those success counts and alphas
+1e-12 ... 0.5. The pure route is the one the core install (no SciPy) runs.
 Times are the best of several repeats (the machine is shared); compare them as ratios within one run.
 """
 
@@ -50,7 +51,9 @@ def best_time(function, repeats: int) -> float:
 
 
 def scipy_bound(s: int, n: int, alpha: float, lower: bool) -> float:
-    return float(stats.beta.ppf(alpha, s, n - s + 1)) if lower else float(stats.beta.ppf(1 - alpha, s + 1, n - s))
+    """SciPy's beta quantile: beta.ppf(alpha, s, n - s + 1) below; above, beta.isf(alpha, s + 1, n - s), the
+    same quantile without rounding 1 - alpha first (beta.ppf(1 - alpha, ...) is 7e-7 off at alpha = 1e-12)."""
+    return float(stats.beta.ppf(alpha, s, n - s + 1)) if lower else float(stats.beta.isf(alpha, s + 1, n - s))
 
 
 def route_bound(route: str, s: int, n: int, alpha: float, lower: bool) -> float:
@@ -109,7 +112,7 @@ def main() -> None:
                     if n <= args.old_up_to and rate == 0.3:
                         found["old"] = route_bound("old", s, n, alpha, lower)
                     found["beta.ppf"] = scipy_bound(s, n, alpha, lower)
-                    exact = reference.mp_bound(s, n, alpha, lower) if reference else None
+                    exact = reference.mp_bound(s, n, alpha, lower, found["pure"]) if reference else None
                     for route, value in found.items():
                         pairs = [("vs beta.ppf", found["beta.ppf"])] + ([("vs mpmath", exact)] if exact else [])
                         for label, against in pairs:
