@@ -17,6 +17,8 @@ from pytest_claims.decide import (
     decide_interval,
     decide_rate,
     decide_test,
+    rate_lower_bound,
+    rate_upper_bound,
     statement_inconclusive,
 )
 from pytest_claims.registry import ClaimRefuted, statement_holds
@@ -37,6 +39,8 @@ __all__ = [
     "decide_interval",
     "decide_rate",
     "decide_test",
+    "rate_lower_bound",
+    "rate_upper_bound",
     "registered_false_alarm",
     "statement_allclose",
     "statement_ge",
