@@ -133,17 +133,25 @@ def _grid_endpoints(grid, options, rows) -> dict:
     return {"converged_endpoints": converged, "lloyd_fixed": fixed, "violations": converged - fixed}
 
 
+# Smoke checks its whole grid in one test, full one sigma^2 row (both starts) per test.
+GRID_ROWS = tier_parts(sigma2_rows, smoke=[SMOKE.sigma2s], full=[(s,) for s in FULL.sigma2s])
+
+
 @pytest.mark.claim(K1, statement="grid-endpoints")
-@pytest.mark.parametrize("tier, rows", tier_parts(sigma2_rows, smoke=[SMOKE.sigma2s], full=[(s,) for s in FULL.sigma2s]))
+@pytest.mark.parametrize("tier, rows", GRID_ROWS)
 def test_grid_endpoints_are_lloyd_fixed(options, evidence, tier, rows):
     grid = grid_for(tier, options)
     counts = _grid_endpoints(grid, options, rows)
     evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
     evidence.record(
-        grid=tier, sigma2s=list(rows), starts=list(grid.starts), trials_per_cell=grid.trials, cells=len(grid.row) * len(rows)
+        grid=tier,
+        sigma2s=list(rows),
+        starts=list(grid.starts),
+        trials_per_cell=grid.trials,
+        cells=len(grid.row) * len(rows),
     )
     assert counts["converged_endpoints"] == len(grid.row) * len(rows) * len(grid.starts) * grid.trials
-    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed at sigma2 in {list(rows)}: {counts}")
+    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed, sigma2 in {list(rows)}: {counts}")
 
 
 # The converse, pinned: 1-D points 0 and 2 in one cluster (mean 1), 3.5 alone (mean 3.5).
