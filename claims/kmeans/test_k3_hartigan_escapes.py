@@ -245,10 +245,8 @@ def test_explicit_route_at_paper_d(options, evidence, scale):
         strict=True,
         what="explicit-vs-Wishart route p-values, in the order of route_comparison_p",
     )
-    for (
-        d,
-        sigma2,
-    ) in checked:  # none in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry)
+    # None in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry).
+    for d, sigma2 in checked:
         found, explicit = summary[f"d={d} sigma2={sigma2:.4g}"], cells[d, sigma2]
         decide_stall_rate(
             explicit["lloyd_initial_fixed"],
