@@ -1,4 +1,9 @@
-"""Small, exact statistics used as evidence: binomial confidence bounds, sign and trend tests."""
+"""Small, exact statistics the K statements compute as evidence: sign and trend tests, drop tests, a t bound.
+
+The binomial (Clopper-Pearson) bounds a statement decides by are the plugin's (pytest_claims.rate_lower_bound,
+rate_upper_bound, used by decide_rate); the two below are left only for the L6 test module, which reads
+them at 0.975 (the same as the plugin's at alpha = 0.025) until it moves to the plugin's.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""B2: with shared sigma, E equals the linear visible-hidden coupling form with mu_k = a + diag(sigma) W_:k
-and c_k = ln pi_k - a^T diag(sigma)^-1 W_:k - 1/2 ||W_:k||^2, up to a k-independent constant."""
+"""B2: "With shared sigma, E equals the linear visible-hidden coupling form with mu_k = a + diag(sigma) W_:k
+and c_k = ln pi_k - a^T diag(sigma)^-1 W_:k - 1/2 ||W_:k||^2, up to a k-independent constant."
+"""
 
 from __future__ import annotations
 

@@ -7,42 +7,25 @@ Multinomial(N, e_0 P^t) at each sweep.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from dataclasses import dataclass
-
-from pytest_claims import current_store, registered_false_alarm, statement_allclose, statement_ge, statement_in_interval
+from pytest_claims import registered_false_alarm, statement_allclose, statement_ge, statement_in_interval
 from claims.boltzmann.common import B4, TIERS
-from fixtures.boltzmann import GIBBS_MEANS, GIBBS_VARIANCES, PI, SIZES, sampler_cut_point_check
+from fixtures.boltzmann import (
+    GIBBS_MEANS,
+    GIBBS_VARIANCES,
+    PI,
+    SIZES,
+    chunked_counts,
+    gibbs_trace,
+    sampler_cut_point_check,
+    transition,
+)
 from kernels import boltzmann as bm
-from kernels import seeding
-from kernels.backend import to_backend
-
-
-def gibbs_trace(seed: int, tier: str, dtype: str, backend: str, device: str) -> np.ndarray:
-    """Occupancy per sweep of the tier's Gibbs chains (result store)."""
-    size = SIZES[tier]
-
-    def compute(_):
-        draws = bm.KeyedNormalUniform(f"{seed}|boltzmann/gibbs|{tier}|{dtype}", backend, device, dtype)
-        arrays = [to_backend(x.astype(dtype), backend, device) for x in (GIBBS_MEANS, GIBBS_VARIANCES, PI)]
-        return bm.gibbs_occupancy(size.chains, size.sweeps, *arrays, draws)
-
-    key = dict(
-        seed=seed, tier=tier, chains=size.chains, sweeps=size.sweeps, dtype=dtype, backend=backend, device=device
-    )
-    return current_store().get_or_compute("boltzmann/gibbs-occupancy", key, compute, code=[bm, seeding])
-
-
-def transition() -> np.ndarray:
-    return current_store().get_or_compute(
-        "boltzmann/transition-matrix",
-        {"order": 240},
-        lambda _: bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI),
-        code=[bm],
-    )
 
 
 def predicted(sweeps: int) -> np.ndarray:
@@ -172,21 +155,6 @@ CHAIN_SCALES = [
 ]
 
 
-def chunked_counts(seed: int, scale: ChainScale, device: str) -> np.ndarray:
-    """Label counts per sweep of `scale.chains` chains, torch on `device` (result store)."""
-
-    def compute(_):
-        arrays = [to_backend(x, "torch", device) for x in (GIBBS_MEANS, GIBBS_VARIANCES, PI)]
-        assert all(str(a.device).startswith(device) for a in arrays), f"tensors not on {device}"
-        key = f"{seed}|boltzmann/gibbs-chunked|{scale.chains}|{scale.chunk}"
-        return bm.gibbs_counts_chunked(
-            scale.chains, scale.sweeps, *arrays, key, chunk=scale.chunk, backend="torch", device=device
-        )
-
-    key = dict(seed=seed, chains=scale.chains, sweeps=scale.sweeps, chunk=scale.chunk, device=device)
-    return current_store().get_or_compute("boltzmann/gibbs-chunked-counts", key, compute, code=[bm, seeding])
-
-
 @pytest.mark.claim(B4, statement="occupancy-band")
 @pytest.mark.parametrize("scale", CHAIN_SCALES)
 def test_occupancy_band_chunked(options, evidence, scale):
@@ -195,7 +163,7 @@ def test_occupancy_band_chunked(options, evidence, scale):
     # must be seen to: the chains' tensors are asserted to be on it.
     device = (options.device if options.device.startswith("cuda") else "cuda") if scale.chains > 1_000_000 else "cpu"
     check_sampler(evidence, "torch", device)
-    counts = chunked_counts(options.seed, scale, device)
+    counts = chunked_counts(options.seed, scale.chains, scale.sweeps, scale.chunk, device)
     curve = predicted(scale.sweeps)
     low, high, level = band(scale.chains, curve)
     occupancy = counts / scale.chains

@@ -9,11 +9,9 @@ import numpy as np
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from pytest_claims import decide_interval, decide_rate
+from pytest_claims import decide_interval, decide_rate, rate_lower_bound, rate_upper_bound
 from kernels.stats import (
     adjacent_drop_pvalues,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
     cochran_armitage_increasing,
     mean_lower_bound,
     sign_test_greater,
@@ -26,6 +24,11 @@ K3 = "kmeans/hartigan-escapes"
 CONFIDENCE = 0.99
 
 
+def sigma2_rows(rows) -> str:
+    """A part's test name: its sigma^2 row, or the first and last row of a block."""
+    return f"sigma2={rows[0]:.4g}" if len(rows) == 1 else f"sigma2={rows[0]:.3g}-{rows[-1]:.3g}"
+
+
 # Every bound and p-value a K statement reads is checked where it is used against an equation that
 # does not share the helper's formula (the helper's own reference tests are in kernels/tests): a bound
 # at the wrong level or a p-value off by a factor stops the statement (AssertionError: the evidence is
@@ -33,12 +36,12 @@ CONFIDENCE = 0.99
 
 
 def rate(flags: np.ndarray) -> dict:
-    """A binomial rate with its one-sided 99% Clopper-Pearson bounds, checked against their defining
-    equations P(X >= x | p = lower99) = 0.01 = P(X <= x | p = upper99)."""
+    """A binomial rate with its one-sided 99% Clopper-Pearson bounds (the plugin's, as decide_rate uses),
+    checked against their defining equations P(X >= x | p = lower99) = 0.01 = P(X <= x | p = upper99)."""
     flags = np.asarray(flags, dtype=bool)
     hits, total = int(flags.sum()), int(flags.size)
-    lower, upper = clopper_pearson_lower(hits, total, CONFIDENCE), clopper_pearson_upper(hits, total, CONFIDENCE)
     alpha = 1 - CONFIDENCE
+    lower, upper = rate_lower_bound(hits, total, alpha), rate_upper_bound(hits, total, alpha)
     if hits > 0:
         assert_allclose(
             stats.binom.sf(hits - 1, total, lower),

@@ -12,8 +12,9 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from pytest_claims import statement_holds
-from claims.kmeans.common import K1, rate
-from fixtures.kmeans import FULL, cell, grid_for, row_cells
+from claims.kmeans.common import K1, rate, sigma2_rows
+from claims.tiers import tier_parts, tiers
+from fixtures.kmeans import FULL, SMOKE, cell, grid_for, row_cells
 from kernels import kmeans as km
 
 
@@ -42,11 +43,11 @@ def _fixed(data: np.ndarray, labels: np.ndarray, k: int) -> tuple[bool, bool]:
 
 
 # Smoke searches the whole space once; full searches four corners of it (k, d ranges) in parallel tests.
-PROPERTY_SEARCHES = [pytest.param(400, (2, 3), (1, 4), marks=pytest.mark.smoke, id="smoke")] + [
-    pytest.param(1500, (k, k), dims, marks=pytest.mark.full, id=f"full-k={k}-d={dims[0]}..{dims[1]}")
-    for k in (2, 3)
-    for dims in ((1, 2), (3, 4))
-]
+PROPERTY_SEARCHES = tier_parts(
+    lambda search: f"k={search[1][0]}-d={search[2][0]}..{search[2][1]}",
+    smoke=[(400, (2, 3), (1, 4))],
+    full=[(1500, (k, k), dims) for k in (2, 3) for dims in ((1, 2), (3, 4))],
+)
 
 
 def _has_exact_tie(data: np.ndarray, labels: np.ndarray, k: int) -> bool:
@@ -58,8 +59,9 @@ def _has_exact_tie(data: np.ndarray, labels: np.ndarray, k: int) -> bool:
 
 
 @pytest.mark.claim(K1, statement="property")
-@pytest.mark.parametrize("examples, ks, dims", PROPERTY_SEARCHES)
-def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, examples, ks, dims):
+@pytest.mark.parametrize("tier, search", PROPERTY_SEARCHES)
+def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, tier, search):
+    examples, ks, dims = search
     checked = {
         "examples": 0,
         "hartigan_fixed_checked": 0,
@@ -131,29 +133,25 @@ def _grid_endpoints(grid, options, rows) -> dict:
     return {"converged_endpoints": converged, "lloyd_fixed": fixed, "violations": converged - fixed}
 
 
-@pytest.mark.smoke
-@pytest.mark.claim(K1, statement="grid-endpoints")
-def test_grid_endpoints_are_lloyd_fixed_smoke(options, evidence):
-    grid = grid_for("smoke", options)
-    counts = _grid_endpoints(grid, options, grid.sigma2s)
-    evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
-    evidence.record(grid="smoke", trials_per_cell=grid.trials, cells=len(grid.row) * len(grid.sigma2s))
-    assert counts["converged_endpoints"] == len(grid.row) * len(grid.sigma2s) * grid.trials
-    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed: {counts}")
+# Smoke checks its whole grid in one test, full one sigma^2 row (both starts) per test.
+GRID_ROWS = tier_parts(sigma2_rows, smoke=[SMOKE.sigma2s], full=[(s,) for s in FULL.sigma2s])
 
 
-@pytest.mark.full
 @pytest.mark.claim(K1, statement="grid-endpoints")
-@pytest.mark.parametrize("sigma2", FULL.sigma2s, ids=lambda s: f"sigma2={s:.4g}")
-def test_grid_endpoints_are_lloyd_fixed_full(options, evidence, sigma2):
-    grid = grid_for("full", options)
-    counts = _grid_endpoints(grid, options, [sigma2])
+@pytest.mark.parametrize("tier, rows", GRID_ROWS)
+def test_grid_endpoints_are_lloyd_fixed(options, evidence, tier, rows):
+    grid = grid_for(tier, options)
+    counts = _grid_endpoints(grid, options, rows)
     evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
     evidence.record(
-        grid="full (official 20 x 20 x 100 through the Wishart route)", sigma2=sigma2, starts=list(grid.starts)
+        grid=tier,
+        sigma2s=list(rows),
+        starts=list(grid.starts),
+        trials_per_cell=grid.trials,
+        cells=len(grid.row) * len(rows),
     )
-    assert counts["converged_endpoints"] == len(grid.row) * len(grid.starts) * grid.trials
-    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed at sigma2={sigma2}: {counts}")
+    assert counts["converged_endpoints"] == len(grid.row) * len(rows) * len(grid.starts) * grid.trials
+    statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed, sigma2 in {list(rows)}: {counts}")
 
 
 # The converse, pinned: 1-D points 0 and 2 in one cluster (mean 1), 3.5 alone (mean 3.5).
@@ -164,9 +162,7 @@ PINNED_LABELS = np.array([[0, 0, 1]])
 
 
 @pytest.mark.claim(K1, statement="converse")
-@pytest.mark.parametrize(
-    "tier", [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
-)
+@pytest.mark.parametrize("tier", tiers("smoke", "full"))
 def test_converse_every_lloyd_fixed_partition_is_hartigan_fixed(options, evidence, tier):
     pinned_lloyd, pinned_hartigan = _fixed(PINNED_DATA, PINNED_LABELS, 2)
 

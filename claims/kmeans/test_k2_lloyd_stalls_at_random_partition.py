@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_claims import ClaimRefuted, registered_false_alarm, statement_holds, statement_inconclusive
-from claims.kmeans.common import K2, decide_stall_rate, grid_figure, rate, trend_test
+from pytest_claims import decide_test, registered_false_alarm, statement_holds
+from claims.kmeans.common import K2, decide_stall_rate, grid_figure, rate, sigma2_rows, trend_test
+from claims.tiers import tier_parts
 from fixtures.kmeans import FULL, SMOKE, cell, grid_for, largest_d_cell, row_cells
 
 TREND_P = 1e-3
@@ -45,17 +46,14 @@ def _stall_rates(tier, options, sigma2s, evidence):
         )
 
 
-@pytest.mark.smoke
-@pytest.mark.claim(K2, statement="stall-rate-at-largest-d")
-def test_stall_rate_at_largest_d_smoke(options, evidence):
-    _stall_rates("smoke", options, SMOKE.high_noise, evidence)
+# Smoke decides its high-noise rows in one test, full one row per test.
+HIGH_NOISE_ROWS = tier_parts(sigma2_rows, smoke=[SMOKE.high_noise], full=[(s,) for s in FULL.high_noise])
 
 
-@pytest.mark.full
 @pytest.mark.claim(K2, statement="stall-rate-at-largest-d")
-@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
-def test_stall_rate_at_largest_d_full(options, evidence, sigma2):
-    _stall_rates("full", options, [sigma2], evidence)
+@pytest.mark.parametrize("tier, rows", HIGH_NOISE_ROWS)
+def test_stall_rate_at_largest_d(options, evidence, tier, rows):
+    _stall_rates(tier, options, rows, evidence)
 
 
 def _trend(tier, options, sigma2, evidence, alpha):
@@ -71,35 +69,32 @@ def _trend(tier, options, sigma2, evidence, alpha):
     evidence.record(
         **{f"sigma2={sigma2:.4g}": {"dims": dims.tolist(), "stall_rates": (hits / totals).tolist(), **trend}}
     )
-    # Shown: the trend test at TREND_P and no drop between neighbouring d at DROP_ALPHA (Bonferroni over
-    # the pairs). Refuted: a drop at the registered false alarm (split over the rows by the caller).
-    # Anything between is inconclusive.
-    message = f"sigma2={sigma2}: trend p={p:.3g} (shown below {TREND_P}), significant drops {drops} (at {DROP_ALPHA})"
-    decisive_drops = [(i, q) for i, q in enumerate(trend["drop_pvalues"]) if q * len(trend["drop_pvalues"]) < alpha]
-    if decisive_drops:
-        raise ClaimRefuted(f"{message}; drops significant at the false-alarm level {alpha:.3g}: {decisive_drops}")
-    if not (p < TREND_P and not drops):
-        statement_inconclusive(message)
+    # Shown: the trend test at TREND_P, where no neighbouring pair of d drops at DROP_ALPHA (Bonferroni
+    # over the pairs; such a drop leaves the trend unshown: its p is taken as 1). Refuted: a drop at the
+    # registered false alarm (split over the rows by the caller). Anything between is inconclusive.
+    drop_pvalues = trend["drop_pvalues"]
+    smallest_drop_p = min((q * len(drop_pvalues) for q in drop_pvalues), default=1.0)
+    decide_test(
+        p if not drops else 1.0,
+        smallest_drop_p,
+        alpha=alpha,
+        held_alpha=TREND_P,
+        what=f"sigma2={sigma2:.4g}: Lloyd's initial-fixed rate rises with d (trend p={p:.3g}, "
+        f"drops {drops} at {DROP_ALPHA}; against: the smallest Bonferroni drop p)",
+    )
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(K2, statement="stall-rate-rises-with-d")
-def test_stall_rate_rises_with_d_smoke(options, evidence):
-    for sigma2 in SMOKE.high_noise:
-        _trend("smoke", options, sigma2, evidence, registered_false_alarm() / len(SMOKE.high_noise))
+@pytest.mark.parametrize("tier, rows", HIGH_NOISE_ROWS)
+def test_stall_rate_rises_with_d(options, evidence, tier, rows):
+    for sigma2 in rows:
+        _trend(tier, options, sigma2, evidence, registered_false_alarm() / len(grid_for(tier, options).high_noise))
 
 
-@pytest.mark.full
-@pytest.mark.claim(K2, statement="stall-rate-rises-with-d")
-@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
-def test_stall_rate_rises_with_d_full(options, evidence, sigma2):
-    _trend("full", options, sigma2, evidence, registered_false_alarm() / len(FULL.high_noise))
-
-
-def _grid_report(tier, start, options, evidence, sigma2s=None):
+def _grid_report(tier, start, options, evidence, sigma2s):
     grid = grid_for(tier, options)
     rows, table = {}, []
-    for s2 in sigma2s or grid.sigma2s:
+    for s2 in sigma2s:
         rows[s2] = []
         for d, source in grid.row:  # cell by cell: a run that does not stop fails the test at its cell
             c = cell(options.seed, d, s2, grid.trials, source, start, options.backend, options.device)
@@ -127,19 +122,17 @@ def _grid_report(tier, start, options, evidence, sigma2s=None):
     )
 
 
-@pytest.mark.smoke
+# Smoke: its grid from the random partition in one test; full: each start in blocks of five sigma^2 rows,
+# so that no single test dominates the full tier under -n 64.
+GRID_PARTS = tier_parts(
+    lambda part: f"{part[0]}-{sigma2_rows(part[1])}",
+    smoke=[("partition", SMOKE.sigma2s)],
+    full=[(start, FULL.sigma2s[i : i + 5]) for start in FULL.starts for i in range(0, len(FULL.sigma2s), 5)],
+)
+
+
 @pytest.mark.claim(K2, statement="grid-converges")
-def test_grid_converges_smoke(options, evidence):
-    _grid_report("smoke", "partition", options, evidence)
-
-
-# Five sigma^2 rows per test, so that no single test dominates the full tier under -n 64.
-ROW_BLOCKS = [FULL.sigma2s[i : i + 5] for i in range(0, len(FULL.sigma2s), 5)]
-
-
-@pytest.mark.full
-@pytest.mark.claim(K2, statement="grid-converges")
-@pytest.mark.parametrize("rows", ROW_BLOCKS, ids=lambda b: f"sigma2={b[0]:.3g}-{b[-1]:.3g}")
-@pytest.mark.parametrize("start", FULL.starts)
-def test_grid_converges_full(options, evidence, start, rows):
-    _grid_report("full", start, options, evidence, rows)
+@pytest.mark.parametrize("tier, part", GRID_PARTS)
+def test_grid_converges(options, evidence, tier, part):
+    start, rows = part
+    _grid_report(tier, start, options, evidence, rows)

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_claims import ClaimRefuted, registered_false_alarm, statement_ge, statement_holds, statement_inconclusive
-from claims.kmeans.common import K3, decide_mean_nmi, decide_stall_rate, nmi_summary, rate, sign_test
+from pytest_claims import decide_test, registered_false_alarm, statement_ge, statement_holds
+from claims.kmeans.common import K3, decide_mean_nmi, decide_stall_rate, nmi_summary, rate, sigma2_rows, sign_test
+from claims.tiers import tier_parts
 from fixtures.kmeans import (
     FULL,
     SMOKE,
@@ -27,6 +28,14 @@ from fixtures.kmeans import (
 from fixtures.kmeans import cell as grid_cell
 
 SIGN_P = 1e-6
+
+# Smoke decides its high-noise rows in one test, full one row per test (and per start where it runs both).
+HIGH_NOISE_ROWS = tier_parts(sigma2_rows, smoke=[SMOKE.high_noise], full=[(s,) for s in FULL.high_noise])
+ROWS_AND_STARTS = tier_parts(
+    lambda cases: f"sigma2={cases[0][0]:.4g}-{cases[0][1]}",
+    smoke=[tuple((s, "partition") for s in SMOKE.high_noise)],
+    full=[((s, start),) for s in FULL.high_noise for start in FULL.starts],
+)
 
 
 def _leaves_start(tier, options, sigma2, evidence):
@@ -54,18 +63,11 @@ def _leaves_start(tier, options, sigma2, evidence):
     assert stalled_cells > 0, f"no cell of the sigma2={sigma2} row has Lloyd stalling; nothing to compare"
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(K3, statement="leaves-start")
-def test_hartigan_leaves_where_lloyd_stalls_smoke(options, evidence):
-    for sigma2 in SMOKE.high_noise:
-        _leaves_start("smoke", options, sigma2, evidence)
-
-
-@pytest.mark.full
-@pytest.mark.claim(K3, statement="leaves-start")
-@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
-def test_hartigan_leaves_where_lloyd_stalls_full(options, evidence, sigma2):
-    _leaves_start("full", options, sigma2, evidence)
+@pytest.mark.parametrize("tier, rows", HIGH_NOISE_ROWS)
+def test_hartigan_leaves_where_lloyd_stalls(options, evidence, tier, rows):
+    for sigma2 in rows:
+        _leaves_start(tier, options, sigma2, evidence)
 
 
 def _paired_nmi(tier, options, sigma2, start, evidence):
@@ -86,30 +88,23 @@ def _paired_nmi(tier, options, sigma2, start, evidence):
             }
         }
     )
-    message = (
-        f"sigma2={sigma2}, d={d}, start={start}: sign test p={p:.3g} (shown below {SIGN_P}; +{positive}/-{negative})"
+    # Shown: the one-sided sign test for Hartigan at SIGN_P; refuted: the sign test for Lloyd at the
+    # registered false alarm (split over the rows and starts); inconclusive otherwise.
+    decide_test(
+        p,
+        p_against,
+        alpha=alpha,
+        held_alpha=SIGN_P,
+        what=f"sigma2={sigma2:.4g}, d={d}, start={start}: Hartigan's NMI exceeds Lloyd's, paired "
+        f"(sign test +{positive}/-{negative})",
     )
-    if p_against < alpha:
-        raise ClaimRefuted(
-            f"{message}; Lloyd's NMI exceeds Hartigan's at the false-alarm level {alpha:.3g} (p = {p_against:.3g})"
-        )
-    if not p < SIGN_P:
-        statement_inconclusive(message)
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(K3, statement="paired-nmi")
-def test_paired_nmi_smoke(options, evidence):
-    for sigma2 in SMOKE.high_noise:
-        _paired_nmi("smoke", options, sigma2, "partition", evidence)
-
-
-@pytest.mark.full
-@pytest.mark.claim(K3, statement="paired-nmi")
-@pytest.mark.parametrize("start", FULL.starts)
-@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
-def test_paired_nmi_full(options, evidence, sigma2, start):
-    _paired_nmi("full", options, sigma2, start, evidence)
+@pytest.mark.parametrize("tier, cases", ROWS_AND_STARTS)
+def test_paired_nmi(options, evidence, tier, cases):
+    for sigma2, start in cases:
+        _paired_nmi(tier, options, sigma2, start, evidence)
 
 
 def _nmi_to_one(cells, sigma2, start, evidence, alpha):
@@ -132,33 +127,13 @@ def _nmi_to_one(cells, sigma2, start, evidence, alpha):
         )
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(K3, statement="nmi-to-one")
-def test_hartigan_nmi_to_one_smoke(options, evidence):
-    grid = grid_for("smoke", options)
-    for sigma2 in SMOKE.high_noise:
-        _nmi_to_one(
-            [largest_d_cell(grid, options, sigma2)],
-            sigma2,
-            "partition",
-            evidence,
-            registered_false_alarm() / len(SMOKE.high_noise),
-        )
-
-
-@pytest.mark.full
-@pytest.mark.claim(K3, statement="nmi-to-one")
-@pytest.mark.parametrize("start", FULL.starts)
-@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
-def test_hartigan_nmi_to_one_full(options, evidence, sigma2, start):
-    grid = grid_for("full", options)
-    _nmi_to_one(
-        [largest_d_cell(grid, options, sigma2, start)],
-        sigma2,
-        start,
-        evidence,
-        registered_false_alarm() / (len(FULL.high_noise) * len(FULL.starts)),
-    )
+@pytest.mark.parametrize("tier, cases", ROWS_AND_STARTS)
+def test_hartigan_nmi_to_one(options, evidence, tier, cases):
+    grid = grid_for(tier, options)
+    alpha = registered_false_alarm() / (len(grid.high_noise) * len(grid.starts))  # Bonferroni over rows and starts
+    for sigma2, start in cases:
+        _nmi_to_one([largest_d_cell(grid, options, sigma2, start)], sigma2, start, evidence, alpha)
 
 
 def _huge_d(tier, options, sigma2, evidence):
@@ -179,18 +154,11 @@ def _huge_d(tier, options, sigma2, evidence):
     _nmi_to_one(cells, sigma2, "partition", evidence, alpha)
 
 
-@pytest.mark.smoke
 @pytest.mark.claim(K3, statement="wishart-huge-d")
-def test_hartigan_at_huge_d_smoke(options, evidence):
-    for sigma2 in SMOKE.high_noise:
-        _huge_d("smoke", options, sigma2, evidence)
-
-
-@pytest.mark.full
-@pytest.mark.claim(K3, statement="wishart-huge-d")
-@pytest.mark.parametrize("sigma2", FULL.high_noise, ids=lambda s: f"sigma2={s:.4g}")
-def test_hartigan_at_huge_d_full(options, evidence, sigma2):
-    _huge_d("full", options, sigma2, evidence)
+@pytest.mark.parametrize("tier, rows", HIGH_NOISE_ROWS)
+def test_hartigan_at_huge_d(options, evidence, tier, rows):
+    for sigma2 in rows:
+        _huge_d(tier, options, sigma2, evidence)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -277,10 +245,8 @@ def test_explicit_route_at_paper_d(options, evidence, scale):
         strict=True,
         what="explicit-vs-Wishart route p-values, in the order of route_comparison_p",
     )
-    for (
-        d,
-        sigma2,
-    ) in checked:  # none in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry)
+    # None in the tiny CPU cell: the thresholds are the paper's d's, reported there (registry).
+    for d, sigma2 in checked:
         found, explicit = summary[f"d={d} sigma2={sigma2:.4g}"], cells[d, sigma2]
         decide_stall_rate(
             explicit["lloyd_initial_fixed"],

@@ -16,19 +16,8 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from pytest_claims import statement_allclose, statement_holds, statement_le
-from claims.lse.common import (
-    DEVICE_TIERS,
-    L1,
-    MAIN_TIERS,
-    RATE_UNIT,
-    ROUNDING,
-    TIERS,
-    device_sweep,
-    instances,
-    rate_in_rho,
-    sweep_device,
-    values,
-)
+from claims.lse.common import DEVICE_SIZES, DEVICE_TIERS, L1, MAIN_TIERS, RATE_UNIT, TIERS, rate_in_rho, sweep_device
+from fixtures.safe_kl import ROUNDING, device_sweep, instances, values
 from kernels import safe_kl as sk
 
 
@@ -84,7 +73,7 @@ def test_corrected_direction_on_device(options, evidence, tier):
     """The same inequality over the device sweep: 1e7 instances on CUDA in the gpu tier, batched and
     chunked on torch; the same code at a tiny size on the CPU in every smoke run."""
     device = sweep_device(options, tier)
-    found = device_sweep(options.seed, tier, device)
+    found = device_sweep(options.seed, tier, device, *DEVICE_SIZES[tier])
     evidence.headline(
         instances=found["instances"],
         f_rho_above_f=found["f_rho_above_f"],

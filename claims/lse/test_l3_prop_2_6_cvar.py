@@ -25,7 +25,6 @@ import numpy as np
 import pytest
 
 from pytest_claims import (
-    current_store,
     statement_allclose,
     statement_ge,
     statement_holds,
@@ -33,38 +32,19 @@ from pytest_claims import (
     statement_le,
 )
 from claims.lse.common import (
+    DEVICE_SIZES,
     DEVICE_TIERS,
     L3,
     MAIN_TIERS,
-    ROUNDING,
     TIERS,
     binary_entropy,
-    device_sweep,
-    instances,
     rate_in_rho,
     slope_fit,
     sweep_device,
 )
+from fixtures.safe_kl import ROUNDING, band_position, device_sweep, instances
 from kernels import safe_kl as sk
-from fixtures import safe_kl as families
-from kernels import seeding
 from kernels.seeding import keyed_rng
-
-
-def band_position(seed: int, tier: str):
-    """(instances, lambda, CVaR, middle term) for a tier's instances, lambda log-uniform in [1e-3, 30]."""
-    batch = instances(seed, tier, key="cvar")
-
-    def compute(_):
-        lam = np.exp(keyed_rng(f"{seed}|lse/cvar-lambda|{tier}").uniform(np.log(1e-3), np.log(30), len(batch)))
-        cvar = sk.cvar_variational(batch.phi, batch.mu, batch.rho)
-        middle = lam * sk.f_rho_value(batch.phi / lam[:, None], batch.mu, batch.rho) - lam * (np.log(batch.rho) - 1)
-        return lam, cvar, middle
-
-    lam, cvar, middle = current_store().get_or_compute(
-        "lse/cvar-band", dict(seed=seed, tier=tier), compute, code=[sk, families, seeding]
-    )
-    return batch, lam, cvar, middle
 
 
 def _band_figure(position):
@@ -103,7 +83,7 @@ def test_cvar_band(options, evidence, tier):
 @pytest.mark.parametrize("tier", DEVICE_TIERS)
 def test_cvar_band_on_device(options, evidence, tier):
     device = sweep_device(options, tier)
-    found = device_sweep(options.seed, tier, device)
+    found = device_sweep(options.seed, tier, device, *DEVICE_SIZES[tier])
     evidence.headline(
         instances=found["instances"],
         lower_violations=found["band_below"],
@@ -194,7 +174,7 @@ def test_band_constant_tightness(options, evidence, tier):
 @pytest.mark.parametrize("tier", DEVICE_TIERS)
 def test_entropy_bound_on_device(options, evidence, tier):
     device = sweep_device(options, tier)
-    found = device_sweep(options.seed, tier, device)
+    found = device_sweep(options.seed, tier, device, *DEVICE_SIZES[tier])
     evidence.headline(
         instances=found["instances"], instances_above_entropy_bound=found["above_entropy_bound"], device=found["device"]
     )

@@ -30,6 +30,7 @@ from pytest_claims import (
     statement_le,
 )
 from claims.lse.common import TIERS
+from claims.tiers import tiers
 from fixtures.eot import (
     ALPHA_VARIANT,
     BASELINES,
@@ -51,9 +52,9 @@ L4 = "lse/eot-semidual-no-overflow"
 ALL_CONFIGS = BASELINES + PROPOSED + (ALPHA_VARIANT,) + DIVERGENT + EDGE_OF_DIVERGENCE
 PIN_ITERATIONS, PIN_SEEDS = 40, 2  # 40: far enough for sigma_rho to leave its tails (e^s and 1/rho) on some step
 # 1e4 iterations at the smoke tier's 3 seeds: the proposed method at its best setting of the full tier.
-SMOKE_1E4 = [pytest.param("smoke-1e4", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
+SMOKE_1E4 = tiers(smoke="smoke-1e4", full="full")
 # The divergence rates: 20 seeds in either tier (smoke at 1e3 iterations), enough to decide a rate.
-RATE_TIERS = [pytest.param("smoke-20", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
+RATE_TIERS = tiers(smoke="smoke-20", full="full")
 DIVERGES_MORE_OFTEN_THAN = 0.5  # "the baseline diverges": more seeds diverge than not
 RATE_CONFIDENCE = 0.99  # the one-sided Clopper-Pearson confidence at which a divergence rate is shown
 

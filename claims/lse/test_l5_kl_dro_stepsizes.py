@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from fixtures import kl_dro as fx
 from kernels import kl_dro
 from pytest_claims import statement_allclose, statement_holds, statement_le
+from claims.tiers import tiers
 
 L5 = fx.L5
-TIERS = [pytest.param("smoke", marks=pytest.mark.smoke), pytest.param("full", marks=pytest.mark.full)]
+TIERS = tiers("smoke", "full")
 
 
 def _tier_batches(tier: str) -> list:

@@ -1,5 +1,6 @@
-"""Mutants of the statistics helpers (kernels/stats.py) that K2 and K3 rest on: a looser confidence
-level, a two-sided bound for a one-sided one, p-values too small, a dropped variance term."""
+"""Mutants of the statistics K2 and K3 rest on: the levels K's rate summaries ask the plugin's
+Clopper-Pearson bounds for (claims/kmeans/common.py), and the tests of kernels/stats.py: a looser
+confidence level, a two-sided bound for a one-sided one, p-values too small, a dropped variance term."""
 
 from __future__ import annotations
 
@@ -8,30 +9,30 @@ from pytest_claims.mutants import Mutant
 MUTANTS = [
     Mutant(
         "stats/cp-lower-at-90",
-        target="kernels.stats:clopper_pearson_lower",
-        old="stats.beta.ppf(1.0 - confidence,",
-        new="stats.beta.ppf(10 * (1.0 - confidence),",
+        target="claims.kmeans.common:rate",
+        old="rate_lower_bound(hits, total, alpha)",
+        new="rate_lower_bound(hits, total, 10 * alpha)",
         why="the one-sided Clopper-Pearson lower bound at 90% where 99% is asked",
     ),
     Mutant(
         "stats/cp-lower-two-sided",
-        target="kernels.stats:clopper_pearson_lower",
-        old="stats.beta.ppf(1.0 - confidence,",
-        new="stats.beta.ppf((1.0 - confidence) / 2,",
+        target="claims.kmeans.common:rate",
+        old="rate_lower_bound(hits, total, alpha)",
+        new="rate_lower_bound(hits, total, alpha / 2)",
         why="the lower end of a two-sided interval in place of the one-sided bound",
     ),
     Mutant(
         "stats/cp-upper-at-90",
-        target="kernels.stats:clopper_pearson_upper",
-        old="stats.beta.ppf(confidence,",
-        new="stats.beta.ppf(1.0 - 10 * (1.0 - confidence),",
+        target="claims.kmeans.common:rate",
+        old="rate_upper_bound(hits, total, alpha)",
+        new="rate_upper_bound(hits, total, 10 * alpha)",
         why="the one-sided Clopper-Pearson upper bound at 90% where 99% is asked",
     ),
     Mutant(
         "stats/cp-upper-two-sided",
-        target="kernels.stats:clopper_pearson_upper",
-        old="stats.beta.ppf(confidence,",
-        new="stats.beta.ppf(1.0 - (1.0 - confidence) / 2,",
+        target="claims.kmeans.common:rate",
+        old="rate_upper_bound(hits, total, alpha)",
+        new="rate_upper_bound(hits, total, alpha / 2)",
         why="the upper end of a two-sided interval in place of the one-sided bound",
     ),
     Mutant(
