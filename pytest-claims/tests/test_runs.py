@@ -78,14 +78,7 @@ def test_the_readme_project_runs_as_pasted(tmp_path):
     assert len(commands) >= 4, commands
     for line in commands:
         argv, says = _command(line)
-        done = subprocess.run(
-            argv + (["-p", "no:randomly"] if argv[2] == "pytest" else []),
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         printed = " ".join((done.stdout + done.stderr).split())
         assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
         assert says in printed, f"{line}: README says it prints {says!r}\n{done.stdout}"
