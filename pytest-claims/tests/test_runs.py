@@ -303,6 +303,17 @@ def test_each_run_is_saved_under_a_new_number_and_the_last_is_the_previous(pytes
     assert len(saved_runs(pytester.path / "out")) == 3
 
 
+def test_a_damaged_last_saved_run_is_passed_over_for_the_previous_one(pytester):
+    seeded_project(pytester)
+    for _ in range(2):
+        assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    first, second = (d / "verdicts.json" for _, d in saved_runs(pytester.path / "out"))
+    second.write_text("{")
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert result.ret == 0, result.stderr.str()
+    assert verdicts(pytester)["changes"]["previous"] == json.loads(first.read_text())["runs"][0]["date"]
+
+
 def test_a_saved_run_is_never_overwritten(tmp_path):
     first = save_run(tmp_path, {"seed": 1, "claims": [], "n": 1})
     (tmp_path / "runs" / "0002_taken_by_another_run").mkdir()  # a run that took the next number meanwhile
