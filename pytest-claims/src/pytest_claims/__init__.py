@@ -27,6 +27,7 @@ from pytest_claims.decide import (
 from pytest_claims.evidence import Evidence
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 from pytest_claims.registry import statement_holds
+from pytest_claims.seeding import keyed_rng, master_seed, seed_sequence
 from pytest_claims.state import declared_tier
 
 __all__ = [
@@ -39,9 +40,12 @@ __all__ = [
     "decide_rate",
     "decide_test",
     "declared_tier",
+    "keyed_rng",
+    "master_seed",
     "rate_lower_bound",
     "rate_upper_bound",
     "registered_false_alarm",
+    "seed_sequence",
     "statement_allclose",
     "statement_ge",
     "statement_in_interval",

@@ -35,6 +35,7 @@ class RunningSession:
     store: ResultStore
     state: Any  # the plugin's per-process state (opaque to the library)
     test: RunningTest | None = None
+    seed: int | None = None  # the run's master seed (pytest_claims.seeding: keyed generators read it)
 
 
 SESSION: contextvars.ContextVar[RunningSession | None] = contextvars.ContextVar("pytest_claims_session", default=None)

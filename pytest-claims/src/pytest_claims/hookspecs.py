@@ -10,8 +10,8 @@ import pytest
 @pytest.hookspec
 def pytest_claims_environment(config: pytest.Config) -> dict[str, Any]:
     """Project-specific environment lines for the report and verdicts.json (library versions,
-    backend, device...). Every implementation's dict is merged; a "master_seed" entry is the run's
-    seed (runs with different seeds are not merged)."""
+    backend, device...). Every implementation's dict is merged; the plugin sets "master_seed" itself, to the
+    run's seed (`--seed`, ini `claims_seed`: pytest_claims.seeding), whatever a hook says."""
 
 
 @pytest.hookspec(firstresult=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, worker
+from pytest_claims import context, runs, seeding, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.html_hooks import HtmlHooks
@@ -108,6 +108,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rerun each statement's tests under each mutant it lists; a surviving mutant breaks the claim",
     )
+    seeding.add_options(parser, group)
+    runs.add_options(parser, group)
 
 
 def _store_for(config: pytest.Config) -> ResultStore:
@@ -124,8 +126,13 @@ def _store_for(config: pytest.Config) -> ResultStore:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """A bad --html path in one line, before pytest-html's own configure (which would fail with a traceback on a bad
-    path)."""
+    """A bad --html path or master seed in one line, before pytest-html's own configure (which would fail with a
+    traceback on a bad path) and before any project's configure reads `config.getoption("seed")`."""
+    try:
+        seeding.master_seed(config)
+    except pytest.UsageError as error:
+        sys.stderr.write(f"ERROR: {error}\n")
+        return pytest.ExitCode.USAGE_ERROR
     html = getattr(config.option, "htmlpath", None)
     if html and config.getini("claims_registry") and not is_worker(config):
         try:
@@ -140,6 +147,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(worker, "claims-worker")  # its evidence fixture and inconclusive ending: always
+    config.pluginmanager.register(seeding, "claims-seeding")  # the claims_seed fixture: always
+    seed = seeding.master_seed(config)
     paths = config.getini("claims_registry")
     if not paths:
         asked = [
@@ -182,7 +191,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     state = State(config, registry, store)
     _load_mutants(config, state)
-    previous = config.getoption("claims_previous")
+    state.running.seed = seed
+    previous = config.getoption("claims_previous") or runs.default_previous(config, state.report_dir)
     if previous:
         try:
             state.previous = read_previous(previous)

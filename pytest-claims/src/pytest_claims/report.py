@@ -143,6 +143,11 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
         parts.append(f"<p><b>reason:</b> {esc(run['reason'])}</p>")
     if run.get("false_alarm"):
         parts.append(f"<p><small>registered false-alarm probability at this tier: {run['false_alarm']:.3g}</small></p>")
+    if run.get("inconclusive_chance") is not None:
+        parts.append(
+            "<p><small>chance of an inconclusive end at this sample size (were the true value the observed one): "
+            f"{run['inconclusive_chance']:.3g}</small></p>"
+        )
     parts.append(evidence_table(run.get("evidence", {})))
     for figure in run.get("figures", []):
         src = _image(report_dir, figure["path"])

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from pytest_claims import payload as verdicts_json
+from pytest_claims import runs as saved_runs
 from pytest_claims.collection import registry_check_message
 from pytest_claims.outcomes import CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
+from pytest_claims.seeding import master_seed
 from pytest_claims.state import (
     INDIVISIBLE_PROPERTY,
     REFERENCE_PROPERTY,
@@ -125,6 +127,7 @@ class Controller:
         }
         for part in self.config.hook.pytest_claims_environment(config=self.config):
             env.update(part or {})
+        env["master_seed"] = master_seed(self.config)  # the plugin's --seed / claims_seed is the run's seed
         return env
 
     def claim_inputs(self) -> dict[str, ClaimInputs]:
@@ -173,7 +176,7 @@ class Controller:
             self.claim_inputs(),
             suite=config.getini("claims_title"),
             tier=tier_of(config),
-            seed=environment.get("master_seed"),
+            seed=environment["master_seed"],
             mutants_run=state.run_mutants,
             environment=environment,
             false_alarm=false_alarm_table(state.registry, tier_of(config), config.getini("claims_false_alarm_budget")),
@@ -219,6 +222,8 @@ class Controller:
         state.payload = payload
         state.report_dir.mkdir(parents=True, exist_ok=True)
         verdicts_json.write(state.report_dir / "verdicts.json", payload)
+        if self.config.getini(saved_runs.SAVE_INI):
+            state.saved_run = saved_runs.save_run(state.report_dir, payload)
         _prune_figures(state.report_dir, payload)
         if any(r["verdict"] == "broken" for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -61,6 +61,7 @@ class State:
         self.durations: dict[str, float] = {}  # test -> seconds over its phases (pytest_claims.schedule reads them)
         self.started = time.time()
         self.payload: dict[str, Any] = {}
+        self.saved_run: Path | None = None  # this run's numbered copy under <report_dir>/runs (pytest_claims.runs)
 
 
 STATE = pytest.StashKey[State]()

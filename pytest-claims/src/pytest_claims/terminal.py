@@ -33,13 +33,24 @@ def verdicts_section(writer: Any, payload: dict[str, Any]) -> None:
 
 def false_alarm_section(writer: Any, payload: dict[str, Any]) -> None:
     table = payload.get("false_alarm", {})
-    if not table.get("tiers"):
-        return
-    sums = ", ".join(
-        f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements"
-        for tier, found in table["tiers"].items()
-    )
-    writer.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
+    if table.get("tiers"):
+        sums = ", ".join(
+            f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements"
+            for tier, found in table["tiers"].items()
+        )
+        writer.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
+    chances = [
+        (s["inconclusive_chance"], f"{c['key']} {s['statement']} [{s['tier']}]")
+        for c in payload["claims"]
+        for s in c["statements"]
+        if s.get("inconclusive_chance") is not None
+    ]
+    if chances:
+        chance, where = max(chances)
+        writer.write_line(
+            f"chance of an inconclusive end at the run's sample sizes: largest {chance:.3g} ({where}; "
+            f"{len(chances)} statement(s) computed)"
+        )
 
 
 def store_section(writer: Any, payload: dict[str, Any], store_mode: str) -> None:
@@ -59,6 +70,8 @@ def report_section(writer: Any, state: State) -> None:
     else:
         where = "(no HTML: it needs pytest-html, pip install 'pytest-claims[html]')"
     writer.write_line(f"report: {state.report_dir / 'verdicts.json'} {where}")
+    if state.saved_run is not None:
+        writer.write_line(f"saved as run {state.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)")
 
 
 class Terminal:

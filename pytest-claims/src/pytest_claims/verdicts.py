@@ -60,6 +60,17 @@ class StatementRun:
         return StatementRun(**{k: data[k] for k in StatementRun.__dataclass_fields__ if k in data})
 
 
+def inconclusive_chance_of(evidence: dict[str, Any]) -> float | None:
+    """The largest chance of an inconclusive end that a decision in the evidence records (decide_rate's
+    `inconclusive_chance`), None where no decision could compute one."""
+    found = [
+        v["inconclusive_chance"]
+        for v in evidence.values()
+        if isinstance(v, dict) and isinstance(v.get("inconclusive_chance"), (int, float))
+    ]
+    return max(found) if found else None
+
+
 def as_registered(outcome: str, statement: Statement) -> bool:
     return (outcome, statement.expected) in ((HELD, "holds"), (REFUTED, "refuted"))
 
@@ -278,6 +289,7 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                         "false_alarm": claim.statements[r.statement].false_alarm_at(r.tier)
                         if r.tier != "any"
                         else max(claim.statements[r.statement].false_alarm.values(), default=0.0),
+                        "inconclusive_chance": inconclusive_chance_of(r.evidence),
                         "reason": r.reason,
                         "evidence": r.evidence,
                         "figures": r.figures,

@@ -18,8 +18,8 @@ def positive_vectors(seed: int, count: int) -> list[list[float]]:
 
 @pytest.mark.smoke
 @pytest.mark.claim("means/am-gm", statement="am-gm")
-def test_geometric_mean_at_most_arithmetic(evidence, seed):
-    vectors = positive_vectors(seed, 2000) + [[3.0] * 7, [0.25] * 5]  # the last two: equality
+def test_geometric_mean_at_most_arithmetic(evidence, claims_seed):
+    vectors = positive_vectors(claims_seed, 2000) + [[3.0] * 7, [0.25] * 5]  # the last two: equality
     # Rounding: fsum is correctly rounded; log and exp add an ulp each, the mean of the logs magnified by
     # |ln GM| in exp, so GM is exact to about 4 eps (1 + |ln AM|) relative.
     gaps = [(k.arithmetic_mean(x) - k.geometric_mean(x)) / k.arithmetic_mean(x) for x in vectors]
@@ -34,9 +34,9 @@ def test_geometric_mean_at_most_arithmetic(evidence, seed):
 
 @pytest.mark.smoke
 @pytest.mark.claim("means/hm-above-gm", statement="as-printed")
-def test_harmonic_mean_at_least_geometric(evidence, seed):
+def test_harmonic_mean_at_least_geometric(evidence, claims_seed):
     pinned = [1.0, 4.0]  # HM 1.6, GM 2
-    vectors = [pinned] + positive_vectors(seed, 200)
+    vectors = [pinned] + positive_vectors(claims_seed, 200)
     below = [x for x in vectors if k.harmonic_mean(x) < k.geometric_mean(x) * (1 - 1e-12)]
     evidence.headline(
         vectors=len(vectors),

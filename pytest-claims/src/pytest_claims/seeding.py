@@ -1,0 +1,96 @@
+"""The master seed of a run: the option `--seed` and the ini key `claims_seed`, the `claims_seed` fixture, and
+generators keyed by a string (`seed_sequence`, `keyed_rng`: NumPy's SeedSequence from the master seed and a key).
+
+One number decides every random draw of a run, so a run is repeated by its seed and a replication set (runs under
+several seeds, merged) is made by changing it. A draw is keyed by what it is for (`"permutations|n=20"`), not by the
+order in which the tests run, so it is the same under `-n 8`, in a subset of the tests, and in a rerun of one test.
+NumPy is imported only when a keyed generator is asked for, so the core install works without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from pytest_claims import context
+
+SEED_INI = "claims_seed"
+DEFAULT_SEED = 0
+MASTER_SEED = pytest.StashKey[int]()
+
+
+def add_options(parser: pytest.Parser, group: Any) -> None:
+    parser.addini(SEED_INI, f"master seed of the run's random draws, a non-negative integer (default {DEFAULT_SEED})")
+    group.addoption(
+        "--seed",
+        dest="seed",
+        default=None,
+        metavar="N",
+        help=f"master seed, a non-negative integer (overrides the ini key {SEED_INI}; default {DEFAULT_SEED})",
+    )
+
+
+def parse_seed(raw: Any, where: str) -> int:
+    """A master seed from an option or ini value: a non-negative integer, else one line naming where it came from."""
+    try:
+        seed = int(str(raw).strip())
+    except ValueError:
+        raise pytest.UsageError(f"{where} must be a non-negative integer, got {raw!r}") from None
+    if seed < 0:
+        raise pytest.UsageError(f"{where} must be a non-negative integer, got {seed}")
+    return seed
+
+
+def master_seed(config: pytest.Config) -> int:
+    """The run's master seed: `--seed`, else the ini key `claims_seed`, else 0. Resolved once; afterwards
+    `config.getoption("seed")` returns it too (an int), as a project's hooks may ask for it that way."""
+    if MASTER_SEED in config.stash:
+        return config.stash[MASTER_SEED]
+    given = config.getoption("seed", None)
+    if given is not None:
+        seed = parse_seed(given, "--seed")
+    else:
+        raw = config.getini(SEED_INI)
+        seed = parse_seed(raw, f"ini {SEED_INI}") if str(raw).strip() else DEFAULT_SEED
+    config.stash[MASTER_SEED] = seed
+    config.option.seed = seed
+    return seed
+
+
+def key_words(key: str) -> tuple[int, ...]:
+    """A string key as four 32-bit words (the first 128 bits of its SHA-256): the same on every machine, Python
+    and run, unlike hash(), which Python salts per process."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
+
+
+def _seed_now(seed: int | None) -> int:
+    if seed is not None:
+        return seed
+    session = context.SESSION.get()
+    if session is None or session.seed is None:
+        raise RuntimeError("keyed generators outside a pytest-claims session need seed= (the master seed)")
+    return session.seed
+
+
+def seed_sequence(key: str, *, seed: int | None = None) -> Any:
+    """numpy.random.SeedSequence(master seed, spawn_key = the key's words): independent streams for different
+    keys, one stream per (seed, key). `seed` defaults to the running session's master seed."""
+    import numpy as np
+
+    return np.random.SeedSequence(_seed_now(seed), spawn_key=key_words(key))
+
+
+def keyed_rng(key: str, *, seed: int | None = None) -> Any:
+    """numpy.random.default_rng(seed_sequence(key, seed=seed)): a PCG64 generator for the draws named `key`."""
+    import numpy as np
+
+    return np.random.default_rng(seed_sequence(key, seed=seed))
+
+
+@pytest.fixture(scope="session")
+def claims_seed(pytestconfig: pytest.Config) -> int:
+    """The run's master seed (--seed, else the ini key claims_seed, else 0)."""
+    return master_seed(pytestconfig)

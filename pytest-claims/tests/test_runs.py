@@ -1,0 +1,368 @@
+"""The master seed, the chance of an inconclusive end, saved runs and pytest-claims-compare, and the README's files
+and commands run as pasted (each on a throwaway project)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy  # noqa: F401  (imported before pytester's in-process runs, which cannot load NumPy a second time)
+import pytest
+
+from pytest_claims import decide_rate
+from pytest_claims.decide import INCONCLUSIVE_CHANCE_MAX_TRIALS, inconclusive_chance
+from pytest_claims.merge import main as merge_main
+from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
+from pytest_claims.runs import main as compare_main
+from pytest_claims.runs import save_run, saved_runs
+
+pytestmark = pytest.mark.smoke
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\w*)\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
+MARK = re.compile(r"<!-- (file: (?P<file>[\w./-]+)|(?P<commands>commands)) -->\s*$")
+
+# ------------------------------------------------------------------------------------------------
+# The README, as pasted
+
+
+def readme_blocks() -> list[tuple[str, str]]:
+    """Each fenced block of the README as (its mark: a file name or "commands", its text without the indent); the
+    mark is the HTML comment on the line before the fence."""
+    text = README.read_text(encoding="utf-8")
+    blocks = []
+    for match in FENCE.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        mark = MARK.search(before)
+        indent = len(match["indent"])
+        body = "".join(line[indent:] for line in match["body"].splitlines(keepends=True))
+        blocks.append((mark and (mark["file"] or "commands") or "", body))
+    return blocks
+
+
+def test_every_fenced_block_of_the_readme_is_a_file_or_commands_the_readme_test_runs():
+    blocks = readme_blocks()
+    assert len(blocks) >= 8, blocks
+    unmarked = [body.splitlines()[0] for mark, body in blocks if not mark]
+    assert not unmarked, f"README blocks with no <!-- file: NAME --> or <!-- commands --> mark: {unmarked}"
+
+
+def _command(line: str) -> tuple[list[str], str]:
+    """A README command line as argv for this interpreter, and the text its comment says it prints."""
+    command, _, says = line.partition("#")
+    words = shlex.split(command)
+    modules = {"pytest": ["-m", "pytest"], "pytest-claims-compare": ["-m", "pytest_claims.runs"]}
+    return [sys.executable, *modules[words[0]], *words[1:]], " ".join(says.split())
+
+
+def test_the_readme_project_runs_as_pasted(tmp_path):
+    """The quickstart's files, the seed example and the hooks, written as the README shows them; then its commands,
+    each ending 0 and printing what its comment says."""
+    files: dict[str, str] = {}
+    commands: list[str] = []
+    for mark, body in readme_blocks():
+        if mark == "commands":
+            commands += [line for line in body.splitlines() if line.strip()]
+        else:
+            files[mark] = files.get(mark, "") + body
+    assert {"pytest.ini", "registry.toml", "kernel.py", "my_mutants.py", "conftest.py", "test_seeded.py"} <= set(files)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CLAIMS_"))}
+    assert len(commands) >= 4, commands
+    for line in commands:
+        argv, says = _command(line)
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        printed = " ".join((done.stdout + done.stderr).split())
+        assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+        assert says in printed, f"{line}: README says it prints {says!r}\n{done.stdout}"
+    final = json.loads((tmp_path / "reports" / "verdicts.json").read_text())
+    assert final["seed"] == 2 and final["environment"]["master_seed"] == 2
+    assert next(c for c in final["claims"] if c["id"] == "demo/triangle")["verdict"] == "falsified"
+    assert {r["test"]: r["outcome"] for r in final["reference_tests"]}[
+        "test_seeded.py::test_a_draw_depends_on_its_key_and_the_master_seed"
+    ] == "held"
+
+
+# ------------------------------------------------------------------------------------------------
+# The master seed
+
+PROJECT_INI = """
+[pytest]
+claims_registry = registry.toml
+claims_tiers = smoke
+claims_report_dir = out
+{extra}
+"""
+
+PROJECT_REGISTRY = """
+[paper.p]
+title = "t"
+
+[[claim]]
+id = "p/coin"
+key = "P1"
+paper = "p"
+where = "Eq. 1"
+text = "a draw keyed by the master seed"
+expected = "verified"
+tests = "test_seeded.py"
+
+[[claim.statement]]
+name = "draw"
+text = "the keyed draw is in [0, 1)"
+expected = "holds"
+"""
+
+PROJECT_CONFTEST = """
+def pytest_claims_environment(config):
+    return {"seed_seen_by_the_hook": config.getoption("seed")}
+"""
+
+PROJECT_TEST = """
+import json
+import pytest
+from pytest_claims import keyed_rng, statement_holds
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("p/coin", statement="draw")
+def test_draw(evidence, claims_seed):
+    draw = float(keyed_rng("p|coin").random())
+    evidence.headline(seed=claims_seed, draw=draw)
+    statement_holds(0.0 <= draw < 1.0, "out of range")
+"""
+
+
+def seeded_project(pytester: pytest.Pytester, extra: str = "") -> None:
+    pytester.makefile(".ini", pytest=PROJECT_INI.format(extra=extra))
+    pytester.makefile(".toml", registry=PROJECT_REGISTRY)
+    pytester.makeconftest(PROJECT_CONFTEST)
+    pytester.makepyfile(test_seeded=PROJECT_TEST)
+
+
+def verdicts(pytester: pytest.Pytester) -> dict:
+    return json.loads((pytester.path / "out" / "verdicts.json").read_text())
+
+
+def headline(payload: dict) -> dict:
+    """The statement's evidence (its headline names list aside)."""
+    return payload["claims"][0]["statements"][0]["evidence"]
+
+
+def test_the_master_seed_comes_from_the_option_else_the_ini_key_and_reaches_hooks_fixture_and_verdicts(pytester):
+    seeded_project(pytester, "claims_seed = 29589")
+    assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    from_ini = verdicts(pytester)
+    assert from_ini["seed"] == 29589 and from_ini["environment"]["master_seed"] == 29589
+    assert from_ini["environment"]["seed_seen_by_the_hook"] == 29589 and headline(from_ini)["seed"] == 29589
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "7").ret == 0
+    from_option = verdicts(pytester)
+    assert from_option["seed"] == 7 and from_option["environment"]["seed_seen_by_the_hook"] == 7
+    assert headline(from_option)["seed"] == 7 and headline(from_option)["draw"] != headline(from_ini)["draw"]
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "29589").ret == 0
+    assert headline(verdicts(pytester))["draw"] == headline(from_ini)["draw"]  # the same seed, the same draw
+
+
+def test_the_master_seed_is_the_same_on_xdist_workers(pytester):
+    seeded_project(pytester, "claims_seed = 5")
+    assert pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2").ret == 0
+    found = verdicts(pytester)
+    assert found["seed"] == 5 and headline(found)["seed"] == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (["--seed", "-3"], "", "--seed must be a non-negative integer, got -3"),
+        (["--seed=abc"], "", "--seed must be a non-negative integer, got 'abc'"),
+        ([], "claims_seed = 1.5", "ini claims_seed must be a non-negative integer, got '1.5'"),
+    ],
+)
+def test_a_bad_master_seed_stops_the_run_in_one_line(pytester, args, ini, message):
+    seeded_project(pytester, ini)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str() and "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_keyed_generators_depend_on_the_seed_and_the_key_only_in_any_process():
+    """The same (seed, key) gives the same draws in another process with another hash salt (a key hashed with
+    Python's hash() would not), another key or seed other draws."""
+    from pytest_claims import keyed_rng, seed_sequence
+
+    here = keyed_rng("a|b", seed=3).integers(0, 2**62, size=4).tolist()
+    code = "from pytest_claims import keyed_rng; print(keyed_rng('a|b', seed=3).integers(0, 2**62, size=4).tolist())"
+    there = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ, PYTHONHASHSEED="12345"), capture_output=True, text=True
+    )
+    assert json.loads(there.stdout) == here, there.stderr
+    assert keyed_rng("a|c", seed=3).integers(0, 2**62, size=4).tolist() != here
+    assert keyed_rng("a|b", seed=4).integers(0, 2**62, size=4).tolist() != here
+    assert seed_sequence("a|b", seed=3).entropy == 3 and len(seed_sequence("a|b", seed=3).spawn_key) == 4
+    with pytest.raises(RuntimeError, match="need seed="):
+        keyed_rng("a|b")
+
+
+def test_a_replication_set_is_made_by_the_plugins_seed(pytester, tmp_path):
+    """Two runs under --seed 1 and --seed 2 (no hook reports a seed) merge into a replication over both seeds."""
+    seeded_project(pytester)
+    paths = []
+    for seed in ("1", "2"):
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+        paths.append(tmp_path / f"seed{seed}.json")
+        paths[-1].write_text((pytester.path / "out" / "verdicts.json").read_text())
+    assert merge_main([*map(str, paths), "-o", str(tmp_path / "merged")]) == 0
+    merged = json.loads((tmp_path / "merged" / "verdicts.json").read_text())
+    assert merged["replication"]["seeds"] == ["1", "2"] and merged["replication"]["claims_replicated"] == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# The chance of an inconclusive end
+
+
+def _brute_force_inconclusive(trials, threshold, rate, *, at_least, alpha, held_alpha):
+    """decide_rate at every success count, each inconclusive count weighted by its binomial probability."""
+    total = 0.0
+    for k in range(trials + 1):
+        try:
+            decide_rate(k, trials, threshold, at_least=at_least, alpha=alpha, what="r", held_confidence=1 - held_alpha)
+        except StatementInconclusive:
+            total += math.comb(trials, k) * rate**k * (1 - rate) ** (trials - k)
+        except ClaimRefuted:
+            pass
+    return total
+
+
+@pytest.mark.parametrize(
+    ("trials", "threshold", "rate", "at_least", "alpha", "held_alpha"),
+    [
+        (60, 0.6, 0.65, True, 0.01, 0.01),
+        (60, 0.6, 0.65, False, 0.01, 0.05),
+        (40, 0.1, 0.05, False, 1e-3, 0.01),
+        (80, 0.9, 0.93, True, 1e-3, 0.01),
+        (25, 0.5, 0.5, True, 0.2, 0.3),
+        (30, 0.0, 0.0, False, 1e-4, 1e-4),  # 'rate <= 0': never held at a finite sample
+        (30, 0.0, 0.2, True, 1e-4, 1e-4),  # 'rate >= 0': always held
+        (30, 1.0, 1.0, True, 1e-4, 1e-4),
+        (400, 0.3, 0.33, True, 1e-4, 0.01),
+    ],
+)
+def test_the_inconclusive_chance_is_decide_rates_own(trials, threshold, rate, at_least, alpha, held_alpha):
+    computed = inconclusive_chance(trials, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
+    expected = _brute_force_inconclusive(trials, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
+    assert computed == pytest.approx(expected, rel=1e-9, abs=1e-13)
+
+
+def test_the_inconclusive_chance_is_bounded_in_trials():
+    assert inconclusive_chance(INCONCLUSIVE_CHANCE_MAX_TRIALS + 1, 0.6, 0.62, at_least=True, alpha=1e-4) is None
+
+
+def test_both_numbers_reach_verdicts_json_the_terminal_and_the_report(pytester):
+    """The registered false alarm and the computed inconclusive chance, per statement (the coin project of
+    test_inconclusive: 62 heads of 100 against 0.6 at 1e-4)."""
+    from test_inconclusive import make
+
+    make(pytester, heads=62, trials=100)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-p", "no:randomly", "--html=out/r.html")
+    assert result.ret == 0
+    record = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]
+    rate = next(s for s in record["statements"] if s["statement"] == "rate")
+    expected = inconclusive_chance(100, 0.6, 0.62, at_least=True, alpha=1e-4)
+    assert rate["false_alarm"] == 1e-4 and 0.9 < expected < 1
+    assert rate["inconclusive_chance"] == expected == rate["evidence"]["heads rate"]["inconclusive_chance"]
+    result.stdout.fnmatch_lines([f"*chance of an inconclusive end*largest {expected:.3g} (C1 rate*"])
+    html = (pytester.path / "out" / "r.html").read_text()
+    assert "chance of an inconclusive end at this sample size" in html and f"{expected:.3g}" in html
+
+
+# ------------------------------------------------------------------------------------------------
+# Saved runs and pytest-claims-compare
+
+
+def test_each_run_is_saved_under_a_new_number_and_the_last_is_the_previous(pytester, capsys):
+    seeded_project(pytester, "claims_seed = 1")
+    for seed in ("1", "1", "2"):
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+    saved = saved_runs(pytester.path / "out")
+    assert [n for n, _ in saved] == [1, 2, 3]
+    assert [d.name.endswith(f"_seed{s}") for (_, d), s in zip(saved, "112")] == [True] * 3
+    last = json.loads((saved[-1][1] / "verdicts.json").read_text())
+    assert last == verdicts(pytester)
+    assert "changes" not in json.loads((saved[0][1] / "verdicts.json").read_text())
+    assert last["changes"]["previous"] == json.loads((saved[1][1] / "verdicts.json").read_text())["runs"][0]["date"]
+    assert not list((pytester.path / "out" / "runs").glob("*/.*.tmp"))
+    (pytester.path / "pytest.ini").write_text(PROJECT_INI.format(extra="claims_save_runs = false"))
+    assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    assert len(saved_runs(pytester.path / "out")) == 3
+
+
+def test_a_damaged_last_saved_run_is_passed_over_for_the_previous_one(pytester):
+    seeded_project(pytester)
+    for _ in range(2):
+        assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    first, second = (d / "verdicts.json" for _, d in saved_runs(pytester.path / "out"))
+    second.write_text("{")
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert result.ret == 0, result.stderr.str()
+    assert verdicts(pytester)["changes"]["previous"] == json.loads(first.read_text())["runs"][0]["date"]
+
+
+def test_a_saved_run_is_never_overwritten(tmp_path):
+    first = save_run(tmp_path, {"seed": 1, "claims": [], "n": 1})
+    (tmp_path / "runs" / "0002_taken_by_another_run").mkdir()  # a run that took the next number meanwhile
+    second = save_run(tmp_path, {"seed": 1, "claims": [], "n": 2})
+    third = save_run(tmp_path, {"seed": [1, 2], "claims": [], "n": 3})
+    assert first.parent.name.startswith("0001_") and second.parent.name.startswith("0003_")
+    assert third.parent.name.startswith("0004_") and third.parent.name.endswith("_seed1-2")
+    assert json.loads(first.read_text())["n"] == 1 and json.loads(second.read_text())["n"] == 2
+
+
+def _compare(capsys, *args: str) -> tuple[int, str]:
+    code = compare_main(list(args))
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_compare_names_what_changed_and_exits_by_it(pytester, capsys):
+    seeded_project(pytester, "claims_seed = 1")
+    for seed in ("1", "2"):
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+    out = str(pytester.path / "out")
+    code, text = _compare(capsys, "1", "2", "--report-dir", out)
+    assert code == 0 and "no verdict or outcome changed" in text and "master_seed: 1 -> 2" in text, text
+    assert _compare(capsys, "--report-dir", out)[0] == 0  # the last two
+    # A third run whose statement fails (saved like any other): a verdict and an outcome changed.
+    test_file = pytester.path / "test_seeded.py"
+    test_file.write_text(test_file.read_text().replace("0.0 <= draw < 1.0", "draw > 1.0"))
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "2").ret == 1
+    code, text = _compare(capsys, "0002", str(pytester.path / "out" / "runs"), "--report-dir", out)
+    assert code == 2 and "no such run" in text  # the runs folder itself is not a run
+    third = saved_runs(pytester.path / "out")[-1][1]
+    for later in ("3", str(third), str(third / "verdicts.json")):
+        code, text = _compare(capsys, "2", later, "--report-dir", out)
+        assert code == 1, text
+        assert "P1  p/coin: verified -> broken" in text, text  # a holds statement refuted
+        assert "test_seeded.py::test_draw: held -> refuted" in text, text
+        assert "master_seed" not in text  # the same seed
+
+
+@pytest.mark.parametrize("bad", ["missing number", "not json", "no claims", "three runs", "one saved run"])
+def test_compare_refuses_bad_input_with_status_2(tmp_path, capsys, bad):
+    save_run(tmp_path, {"seed": 1, "claims": []})
+    (tmp_path / "junk.json").write_text("{" if bad == "not json" else '{"claims": 3}')
+    args = {
+        "missing number": ["1", "9"],
+        "not json": ["1", str(tmp_path / "junk.json")],
+        "no claims": [str(tmp_path / "junk.json"), "1"],
+        "three runs": ["1", "1", "1"],
+        "one saved run": [],
+    }[bad]
+    code, text = _compare(capsys, *args, "--report-dir", str(tmp_path))
+    assert code == 2 and text.startswith("pytest-claims-compare: "), text
