@@ -1,5 +1,6 @@
 """UOT-DRO (claim L6): the network (conv 32 - conv 64 - pool - FC 128 - FC 10), its keyed
-initialisation and its forward pass over R runs stacked along a leading axis."""
+initialisation, its forward pass over R runs stacked along a leading axis, and for one image per run
+(a training step) its forward and backward without autograd."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from kernels.seeding import key_seed
-from kernels.uot_dro.batched_autograd import CONV2_TAPS, OneImagePerRun
+from kernels.uot_dro.batched_autograd import CONV2_TAPS, OneImagePerRun, features_backward, features_forward
 
 
 class SimpleCNN(nn.Module):
@@ -45,6 +46,9 @@ def init_parameters(master_seed: int, seed: int) -> dict[str, torch.Tensor]:
     return out
 
 
+FEATURE_PARAMETERS = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", FC1, "fc1.bias")
+
+
 def forward_parts(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """R runs at once: params stacked (R, ...), images x (R, B, 1, 28, 28), run r's images in row r.
 
@@ -62,9 +66,7 @@ def forward_features(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
     many (B > 1: evaluation, one run on a chunk of images) through features_grouped, where a run's
     filters see the B images at once."""
     if x.shape[1] == 1:
-        weights = (
-            params[name] for name in ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", FC1, "fc1.bias")
-        )
+        weights = (params[name] for name in FEATURE_PARAMETERS)
         pre, a = OneImagePerRun.apply(x, *weights, params.get(CONV2_TAPS))
         return a, pre
     return features_grouped(params, x)
@@ -96,3 +98,44 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     comparison, which needs no check of the labels' range and so no host synchronisation)."""
     onehot = (labels.unsqueeze(-1) == torch.arange(logits.shape[-1], device=labels.device)).to(logits.dtype)
     return torch.logsumexp(logits, dim=-1) - (logits * onehot).sum(dim=-1)
+
+
+def cross_entropy_gradient(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """d cross_entropy / d logits: softmax(logits) - onehot(labels), the softmax as exp(logits - logsumexp)
+    (what autograd computes for cross_entropy above)."""
+    onehot = (labels.unsqueeze(-1) == torch.arange(logits.shape[-1], device=labels.device)).to(logits.dtype)
+    return torch.exp(logits - torch.logsumexp(logits, dim=-1, keepdim=True)) - onehot
+
+
+# One image per run (a training step) without autograd: the step's gradients are a fixed chain of a few
+# products, and at batch 1 autograd's bookkeeping (graph nodes, the engine, the cross-entropy's and the
+# FC-10's generic backward ops) measured about a third of an inner ascent step
+
+
+def one_image_forward(params: dict[str, torch.Tensor], x: torch.Tensor):
+    """(logits (R, 1, 10), hidden = relu(pre) (R, 1, 128), a (R, 1, 9216), saved) of R runs on one image
+    each, x (R, 1, 1, 28, 28); `saved` is what one_image_backward needs. Outside autograd."""
+    pre, a, saved = features_forward(x, *(params[name] for name in FEATURE_PARAMETERS), params.get(CONV2_TAPS))
+    hidden = F.relu(pre)
+    logits = torch.baddbmm(params["fc2.bias"].unsqueeze(1), hidden, params["fc2.weight"].transpose(1, 2))
+    return logits, hidden, a, saved
+
+
+def one_image_backward(
+    params: dict[str, torch.Tensor], hidden: torch.Tensor, saved: tuple, g_logits: torch.Tensor, wanted: set[str]
+) -> dict[str, torch.Tensor]:
+    """The gradients named in `wanted` ("x"; "pre", the FC-128 pre-activation's, whose outer product with a
+    is FC1's weight gradient; the other parameters' names) from the logits' gradient g_logits (R, 1, 10),
+    after one_image_forward: "x" (R, 1, 1, 28, 28), "pre" (R, 1, 128), each parameter stacked."""
+    out = {}
+    if "fc2.weight" in wanted:
+        out["fc2.weight"] = torch.bmm(g_logits.transpose(1, 2), hidden)
+    if "fc2.bias" in wanted:
+        out["fc2.bias"] = g_logits.sum(1)
+    g_pre = torch.ops.aten.threshold_backward(torch.bmm(g_logits, params["fc2.weight"]), hidden, 0)
+    if "pre" in wanted:
+        out["pre"] = g_pre
+    names = ("x", *FEATURE_PARAMETERS)
+    grads = features_backward(saved, g_pre, [name in wanted for name in names])
+    out.update((name, g) for name, g in zip(names, grads) if name in wanted)
+    return out

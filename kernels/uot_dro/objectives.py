@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from kernels.uot_dro.batched_autograd import CONV2_TAPS, conv2_taps
-from kernels.uot_dro.model import cross_entropy, forward
+from kernels.uot_dro.model import cross_entropy, cross_entropy_gradient, forward, one_image_backward, one_image_forward
 
 LAMBDA = 1.0
 BETA = 1.0
@@ -44,6 +44,21 @@ def inner_objective(
     return cross_entropy(forward(params, z), y) - lam * (z - x).pow(2).sum(dim=(-3, -2, -1))
 
 
+def inner_gradient(
+    params: dict[str, torch.Tensor], z: torch.Tensor, x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA
+) -> torch.Tensor:
+    """d inner_objective / d z (R, B, 1, 28, 28), params held fixed: for one image per run written out
+    (the network's backward to its input less 2 lambda (z - x)), for many by autograd."""
+    if z.shape[1] == 1:
+        logits, hidden, _, saved = one_image_forward(params, z)
+        g_z = one_image_backward(params, hidden, saved, cross_entropy_gradient(logits, y), {"x"})["x"]
+        return g_z - (2 * lam) * (z - x)
+    z = z.detach().requires_grad_(True)
+    with torch.enable_grad():
+        (g,) = torch.autograd.grad(inner_objective(params, z, x, y, lam).sum(), z)
+    return g
+
+
 def inner_maximise(
     params: dict[str, torch.Tensor],
     x: torch.Tensor,
@@ -66,8 +81,8 @@ def inner_maximise(
         for _ in range(steps):
             if trace:
                 values.append(inner_objective(frozen, u, x, y, lam).detach())
-            z = (u + momentum * v).detach().requires_grad_(True)
-            (g,) = torch.autograd.grad(inner_objective(frozen, z, x, y, lam).sum(), z)
+            z = (u + momentum * v).detach()
+            g = inner_gradient(frozen, z, x, y, lam)
             v = momentum * v + lr * g
             u = u + v
     u = u.detach()

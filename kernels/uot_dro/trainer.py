@@ -12,7 +12,16 @@ import numpy as np
 import torch
 
 from kernels.seeding import key_seed
-from kernels.uot_dro.model import FC1, PARAMETER_SHAPES, cross_entropy, forward, forward_parts, init_parameters
+from kernels.uot_dro.model import (
+    FC1,
+    PARAMETER_SHAPES,
+    cross_entropy,
+    cross_entropy_gradient,
+    forward,
+    init_parameters,
+    one_image_backward,
+    one_image_forward,
+)
 from kernels.uot_dro.objectives import (
     BETA,
     LAMBDA,
@@ -69,6 +78,7 @@ def order_runs(runs: Sequence[Run]) -> list[Run]:
     return sorted(runs, key=lambda r: METHODS.index(r.method))
 
 
+SMALL_PARAMETERS = tuple(name for name in PARAMETER_SHAPES if name != FC1)  # updated out of place (not rank one)
 SAFE_MAGNITUDE = 1e36  # below float32's max (3.4e38) by a margin no rounding of one update can cross
 BATCHED = ("params", "alpha", "lr", "fc1_bound", "max_exponent")  # state with one row per run in the batch
 
@@ -214,13 +224,20 @@ class Program:
         u = x
         if split:  # ERM runs (the last block) train on the clean image: z = x, no inner maximisation
             u = torch.cat([inner_maximise({k: p[:split] for k, p in params.items()}, x[:split], y[:split]), x[split:]])
-        small = {k: p.detach().requires_grad_(True) for k, p in params.items() if k != FC1}
-        alpha = self.alpha[start:stop].detach().requires_grad_(True)
-        logits, features, pre = forward_parts({**small, FC1: params[FC1]}, u)
+        # autograd only from the losses to lhat and alpha; the network's backward is written out (batch 1)
+        logits, hidden, features, saved = one_image_forward(params, u)
         lhat = cross_entropy(logits, y) - LAMBDA * (u - x).pow(2).sum(dim=(-3, -2, -1))  # (rows, 1)
-        losses = run_objectives(lhat, alpha, blocks)
-        grads = torch.autograd.grad(losses.sum(), [*small.values(), alpha, pre])
-        return losses.detach(), lhat.detach(), dict(zip(small, grads[:-2])), grads[-2], grads[-1], features.detach()
+        lhat_leaf = lhat.detach().requires_grad_(True)
+        alpha = self.alpha[start:stop].detach().requires_grad_(True)
+        losses = run_objectives(lhat_leaf, alpha, blocks)
+        grad_lhat, grad_alpha = torch.autograd.grad(
+            losses.sum(), [lhat_leaf, alpha], allow_unused=True, materialize_grads=True
+        )
+        g_logits = grad_lhat.unsqueeze(-1) * cross_entropy_gradient(logits, y)
+        grads = one_image_backward(params, hidden, saved, g_logits, {*SMALL_PARAMETERS, "pre"})
+        grad_pre = grads.pop("pre")
+        grads = {name: grads[name] for name in SMALL_PARAMETERS}
+        return losses.detach(), lhat, grads, grad_alpha, grad_pre, features
 
     def _update(self, losses, lhat, grads, grad_alpha, grad_pre, features) -> None:
         nb, npr, _ = self.blocks
