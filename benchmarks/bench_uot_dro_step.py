@@ -92,9 +92,29 @@ class Step:
         x, y = self._next()
         self.program._gradients(0, 1, x, y)
 
+    def ascent_parts(self) -> dict:
+        """Functions timing one inner ascent step's two halves: the feature layers' forward, and their
+        backward to the image (each holds one conv2 pass and one FC-128 read of the floor)."""
+        params = {k: v.detach() for k, v in self.program.params.items()}
+        taps = uot_dro.conv2_taps(params["conv2.weight"])
+        weights = [params[name] for name in uot_dro.model.FEATURE_PARAMETERS]
+        x = self.x[0]
+        _, _, saved = uot_dro.batched_autograd.features_forward(x, *weights, taps)
+        g_pre = torch.randn(1, 1, 128, generator=torch.Generator().manual_seed(2))
+        needs = [True] + [False] * 6
+        return {
+            "ascent: features forward": lambda: uot_dro.batched_autograd.features_forward(x, *weights, taps),
+            "ascent: features backward to x": lambda: uot_dro.batched_autograd.features_backward(saved, g_pre, needs),
+        }
+
     def timers(self) -> dict:
         """Functions timing the whole step and its parts; the update's time is the step's less the gradients'."""
-        return {"step": self.step, "inner maximisation": self.inner, "gradients (inner + outer)": self.gradients}
+        return {
+            "step": self.step,
+            "inner maximisation": self.inner,
+            "gradients (inner + outer)": self.gradients,
+            **self.ascent_parts(),
+        }
 
 
 CLOCKS = ("wall clock", "CPU time")  # CPU time leaves out the time another job held this core
@@ -123,6 +143,10 @@ def report(clock: str, best: dict, floor: dict) -> float:
         share = (CONV2_PASSES[name] * conv2 + FC_READS[name] * fc_read) * 1e3
         ratio = f"{seconds * 1e3 / share:.2f}" if share else "-"
         print(f"  {name:<28}{seconds * 1e3:>12.3f}{share:>16.3f}{ratio:>8}")
+    share = (conv2 + fc_read) * 1e3
+    for name in ("ascent: features forward", "ascent: features backward to x"):
+        ms = best[name] * 1e3
+        print(f"  {name:<34}{ms:>6.3f} ms, share {share:.3f} ms: {ms - share:.3f} ms beyond the floor's products")
     ratio = best["step"] * 1e3 / floor_ms
     print(f"  {'DRO step':<28}{best['step'] * 1e3:>12.3f}{floor_ms:>16.3f}{ratio:>8.2f}")
     print(f"  step / floor by {clock} = {ratio:.2f}")
