@@ -743,3 +743,94 @@ def test_erm_accuracy_falls_late(pytestconfig, options, evidence):
     )
     for condition, message in checks:
         statement_holds(condition, message)
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper-scale decisions on constructed run records (the checks a paper-scale night makes, exercised
+# without one): records built to hold, to be refuted and to be undecided. Harness tests, not statements.
+
+
+def _record(overflow: dict, drops: dict | None = None, seeds: int = fx.PAPER_SEEDS) -> dict:
+    """A paper-scale run record of the five settings on `seeds` seeds: overflow[(method, lr)] the overflow
+    steps per seed (-1: never); drops[(method, lr)] each seed's fall in clean test accuracy over the second
+    half (accuracy 0.9 at the middle)."""
+    settings = fx.PAPER_SETTINGS + fx.STATEMENT_SETTINGS
+    runs = [(m, lr, s) for m, lr in settings for s in range(seeds)]
+    marks = [0, *fx.PAPER_CHECKPOINTS]
+    accuracy = np.full((len(runs), len(marks)), 0.9)
+    for i, (m, lr, s) in enumerate(runs):
+        accuracy[i, -1] -= (drops or {}).get((m, lr), [0.0] * seeds)[s]
+    steps = np.array([overflow.get((m, lr), [-1] * seeds)[s] for m, lr, s in runs], dtype=np.int64)
+    return {
+        "runs": runs,
+        "steps": fx.PAPER_STEPS,
+        "overflow_step": steps,
+        "overflow_exponent": np.where(steps > 0, 89.0, np.nan),
+        "max_exponent": np.where(steps > 0, 89.0, 10.0),
+        "curve_steps": np.array(marks),
+        "test_accuracy": accuracy,
+        "threshold_float32": 88.72,
+    }
+
+
+class _Evidence:
+    """Stands in for the evidence fixture: the decision is what these tests check."""
+
+    def headline(self, **values):
+        self.values = values
+
+    def record(self, **values):
+        pass
+
+    def figure(self, title, figure):
+        _plt().close(figure)
+
+
+def _decision(decide) -> str:
+    from pytest_claims.decide import StatementInconclusive
+    from pytest_claims.registry import ClaimRefuted
+
+    try:
+        decide()
+    except ClaimRefuted:
+        return "refuted"
+    except StatementInconclusive:
+        return "undecided"
+    except AssertionError:
+        return "failed"
+    return "held"
+
+
+@pytest.mark.smoke
+def test_paper_scale_overflow_decision_on_constructed_records(pytestconfig, monkeypatch):
+    """baseline-overflows-at-1e-3 decided on records: 10/10 baseline overflows against 0/10 proposed holds;
+    0/10 against 10/10 is refuted; 2/10 against 1/10 is undecided. The level is the gpu tier's per statement
+    (its registered 4.2e-4 over 6 statements: 7e-5), as registered_false_alarm() gives it in a statement test."""
+    monkeypatch.setitem(globals(), "registered_false_alarm", lambda: 7e-5)
+    base, prop = ("baseline", 1e-3), PROPOSED
+
+    def decide(k_base: int, k_prop: int) -> str:
+        overflow = {base: [500] * k_base + [-1] * (10 - k_base), prop: [700] * k_prop + [-1] * (10 - k_prop)}
+        return _decision(lambda: _baseline_at_1e_3(pytestconfig, _record(overflow), _Evidence(), "gpu"))
+
+    assert (decide(10, 0), decide(0, 10), decide(2, 1)) == ("held", "refuted", "undecided")
+
+
+@pytest.mark.smoke
+def test_paper_scale_accuracy_decision_on_constructed_records():
+    """erm-accuracy-falls-late decided on records: ERM falling 5 points on every seed while the DRO methods
+    hold their accuracy passes its checks; ERM holding while the DRO methods fall fails them."""
+
+    def decide(erm: float, dro: float) -> str:
+        jitter = [0.001 * s for s in range(fx.PAPER_SEEDS)]  # seeds differ, so the t-tests have a spread
+        shuffled = [0.001 * ((3 * s) % fx.PAPER_SEEDS) for s in range(fx.PAPER_SEEDS)]  # and the paired differences
+        drops = {
+            ERM: [erm + j for j in jitter],
+            PROPOSED: [dro + j for j in shuffled],
+            BASELINE: [dro + j for j in shuffled],
+        }
+        _, checks = accuracy_fall(_record({}, drops), fx.PAPER_SEEDS)
+        failed = [message for condition, message in checks if not condition]
+        return "held" if not failed else "failed"
+
+    assert (decide(0.05, 0.0), decide(0.0, 0.05)) == ("held", "failed")
