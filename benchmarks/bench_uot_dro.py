@@ -103,12 +103,12 @@ def autograd_formulation():
     """Every forward through uot_dro.features_grouped (grouped convolutions under autograd), the
     formulation torch.utils.flop_counter sees in full: the one-image-per-run program accumulates its
     convolutions with in-place products, which the counter does not count."""
-    original = uot_dro.forward_features
-    uot_dro.forward_features = uot_dro.features_grouped
+    original = uot_dro.model.forward_features  # forward_parts reads it from its own module
+    uot_dro.model.forward_features = uot_dro.features_grouped
     try:
         yield
     finally:
-        uot_dro.forward_features = original
+        uot_dro.model.forward_features = original
 
 
 def flop_per_run_step(method: str) -> int:

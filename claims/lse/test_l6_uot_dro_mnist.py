@@ -11,6 +11,7 @@ the paper's scale are decided in the gpu tier; the CPU tiers show `reduced scale
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import warnings
@@ -21,8 +22,10 @@ import torch
 from scipy import stats
 
 from fixtures import uot_dro as fx
+from fixtures.options import OPTIONS_KEY
 from kernels import safe_kl, uot_dro
 from kernels.stats import clopper_pearson_lower, clopper_pearson_upper, mean_lower_bound, sign_test_greater
+from claims.tiers import tiers
 from pytest_claims import (
     decide_test,
     registered_false_alarm,
@@ -33,8 +36,9 @@ from pytest_claims import (
 )
 
 L6 = fx.L6
-ALL_TIERS = [pytest.param(t, marks=getattr(pytest.mark, t)) for t in ("smoke", "full", "gpu")]
-FULL_AND_GPU = [pytest.param(t, marks=getattr(pytest.mark, t)) for t in ("full", "gpu")]
+GPU_TIER_DEVICE_OPTION = "--l6-device"  # the gpu tier runs on CPU when it says so (fixtures/options.py)
+ALL_TIERS = tiers("smoke", "full", "gpu")
+FULL_AND_GPU = tiers("full", "gpu")
 PAPER_DRO = (("proposed", 1e-4), ("baseline", 1e-5))  # the released param_grid's DRO settings
 PROPOSED, BASELINE, ERM = ("proposed", 1e-4), ("baseline", 1e-5), ("erm", 1e-3)
 U32 = 2.0**-24  # float32 unit roundoff
@@ -70,28 +74,37 @@ def _run(pytestconfig, options, tier):
 # Work units: where a tier trains each run as a program of its own (full: one per setting and seed),
 # each program is a test of its own, placed so each xdist worker starts with one (pytest_claims'
 # work_unit marker); the statement tests read them through the store. A program is one SGD trajectory
-# of the tier's steps, which cannot be split further. A single batched program (smoke, gpu) gains
-# nothing from it.
+# of the tier's steps, which cannot be split further. A single batched program (smoke, gpu on CUDA) gains
+# nothing from it; the gpu tier on CPU (--l6-device cpu) trains its runs as units (ids gpu-cpu-...), which
+# a CUDA night skips.
 INDIVISIBLE = "one batch-1 SGD trajectory: each step needs the one before"
+UNIT_SIZES = {"full": fx.SIZES["full"], "gpu": dataclasses.replace(fx.SIZES["gpu"], program_per_run=True)}
 PROGRAMS = [
     pytest.param(
         tier,
-        k,
+        (runs[0].method, runs[0].lr, runs[0].seed),
         marks=[getattr(pytest.mark, tier), pytest.mark.work_unit(indivisible=INDIVISIBLE)],
-        id=f"{tier}-{runs[0].method}-{runs[0].lr:g}-seed{runs[0].seed}",
+        id=f"{tier}{'-cpu' if tier == 'gpu' else ''}-{runs[0].method}-{runs[0].lr:g}-seed{runs[0].seed}",
     )
-    for tier in ("smoke", "full", "gpu")
-    if fx.SIZES[tier].program_per_run
-    for k, runs in enumerate(fx.programs_of(fx.SIZES[tier]))
+    for tier, size in UNIT_SIZES.items()
+    for runs in fx.programs_of(size)
 ]
 
 
 @pytest.mark.parametrize("tier, program", PROGRAMS)
 def test_program(pytestconfig, options, tier, program):
     """One program of the tier's runs, trained (or read from the store) ahead of the statements."""
-    runs = fx.programs_of(fx.size_of(pytestconfig, tier))[program]
+    size = fx.size_of(pytestconfig, tier)
+    if not size.program_per_run:
+        pytest.skip(
+            "the gpu tier's L6 trains one batched program on CUDA: this unit is its CPU route (--l6-device cpu)"
+        )
+    programs = {(runs[0].method, runs[0].lr, runs[0].seed): runs for runs in fx.programs_of(size)}
+    if program not in programs:
+        pytest.skip(f"not in this slice of the gpu tier ({size.seeds} seeds)")
+    runs = programs[program]
     run = fx.program_run(pytestconfig, options, tier, runs)
-    _ran_on_device(run, tier)
+    _ran_on_device(pytestconfig, run, tier)
     trained = [tuple(r) for r in run["runs"]]
     assert sorted(trained) == sorted((r.method, r.lr, r.seed) for r in runs), (
         f"program {program} trained {trained}, not {runs}"
@@ -101,9 +114,10 @@ def test_program(pytestconfig, options, tier, program):
     )
 
 
-def _ran_on_device(run: dict, tier: str) -> None:
-    if tier == "gpu":  # a gpu-tier verdict must come from CUDA
-        assert run["device"].startswith("cuda"), f"gpu tier ran on {run['device']}"
+def _ran_on_device(pytestconfig, run: dict, tier: str) -> None:
+    if tier == "gpu":  # a gpu-tier verdict must come from the device asked for (--l6-device)
+        wanted = pytestconfig.stash[fx.GPU_DEVICE_KEY]
+        assert run["device"].startswith(wanted), f"gpu tier ran on {run['device']}, asked for {wanted}"
 
 
 def _scale(pytestconfig, tier: str) -> dict:
@@ -115,6 +129,9 @@ def _scale(pytestconfig, tier: str) -> dict:
         "objective_images": size.objective_images,
         "test_images": size.test_images,
         "paper_scale": fx.paper_scale(size),
+        "determinism": fx.determinism(
+            pytestconfig.stash[fx.GPU_DEVICE_KEY] if tier == "gpu" else pytestconfig.stash[OPTIONS_KEY].device
+        ),
     }
 
 
@@ -122,8 +139,10 @@ def _needs_paper_scale(pytestconfig, tier: str) -> None:
     size = fx.size_of(pytestconfig, tier)
     if not fx.paper_scale(size):
         pytest.skip(
-            f"needs the paper's scale ({fx.PAPER_STEPS} steps, {fx.PAPER_SEEDS} seeds); --l6-steps / --l6-seeds ran a "
-            f"slice ({size.steps} steps, {size.seeds} seeds)"
+            f"needs the paper's scale ({fx.PAPER_STEPS} steps, {fx.PAPER_SEEDS} seeds, "
+            f"{fx.SIZES['gpu'].objective_images} objective and {fx.SIZES['gpu'].test_images} test images); the --l6-* "
+            f"options ran a slice ({size.steps} steps, {size.seeds} seeds, {size.objective_images} and "
+            f"{size.test_images} images)"
         )
 
 
@@ -232,7 +251,7 @@ def _settings_in(run: dict) -> list[tuple[str, float]]:
 def test_proposed_never_overflows(pytestconfig, options, evidence, tier):
     _gpu_needs_paper_scale(pytestconfig, tier)
     run = _run(pytestconfig, options, tier)
-    _ran_on_device(run, tier)
+    _ran_on_device(pytestconfig, run, tier)
     rows = fx.select(run, *PROPOSED)
     overflowed = [int(s) for s in run["overflow_step"][rows] if s > 0]
     largest = float(np.max(run["max_exponent"][rows]))
@@ -370,7 +389,7 @@ def _baseline_at_1e_4(pytestconfig, run: dict, evidence, tier: str) -> None:
 def test_baseline_overflows_at_1e_3(pytestconfig, options, evidence):
     _needs_paper_scale(pytestconfig, "gpu")
     run = _run(pytestconfig, options, "gpu")
-    _ran_on_device(run, "gpu")
+    _ran_on_device(pytestconfig, run, "gpu")
     _baseline_at_1e_3(pytestconfig, run, evidence, "gpu")
 
 
@@ -385,7 +404,7 @@ def test_baseline_overflows_at_1e_3_cpu_horizon(pytestconfig, options, evidence)
 def test_baseline_requires_1e_5(pytestconfig, options, evidence):
     _needs_paper_scale(pytestconfig, "gpu")
     run = _run(pytestconfig, options, "gpu")
-    _ran_on_device(run, "gpu")
+    _ran_on_device(pytestconfig, run, "gpu")
     _baseline_at_1e_4(pytestconfig, run, evidence, "gpu")
 
 
@@ -413,7 +432,7 @@ def _final_or_inf(run: dict, rows: np.ndarray, column: int) -> np.ndarray:
 def test_proposed_lower_objective_than_baseline(pytestconfig, options, evidence, tier):
     _gpu_needs_paper_scale(pytestconfig, tier)
     run = _run(pytestconfig, options, tier)
-    _ran_on_device(run, tier)
+    _ran_on_device(pytestconfig, run, tier)
     prop, base = fx.select(run, *PROPOSED), fx.select(run, *BASELINE)
     steps = run["curve_steps"]
     later = range(1, len(steps))
@@ -507,7 +526,7 @@ def _minimise_alpha(lhat: np.ndarray) -> tuple[float, float]:
 @pytest.mark.parametrize("tier", ALL_TIERS)
 def test_proposed_objective_is_safe_kl_of_f(pytestconfig, options, evidence, tier):
     run = _run(pytestconfig, options, tier)
-    _ran_on_device(run, tier)
+    _ran_on_device(pytestconfig, run, tier)
     lb, rho = uot_dro.LAMBDA * uot_dro.BETA, uot_dro.RHO
     equal_errors, above_f, below_margins, examples = [], [], [], []
     # The released param_grid's proposed run only: on the exploded networks of the stress stepsize (3e-2)
@@ -564,7 +583,7 @@ def test_proposed_objective_is_safe_kl_of_f(pytestconfig, options, evidence, tie
 @pytest.mark.parametrize("tier", ALL_TIERS)
 def test_adversarial_loss_dominates_clean(pytestconfig, options, evidence, tier):
     run = _run(pytestconfig, options, tier)
-    _ran_on_device(run, tier)
+    _ran_on_device(pytestconfig, run, tier)
     # The released param_grid's DRO runs only: the stress and overflow stepsizes are there to blow up, and
     # a fixed-step ascent from z = x need not ascend where the curvature is huge, nor move where the
     # network has died (zero input gradient: gain exactly 0, seen under other master seeds).
@@ -710,7 +729,7 @@ def accuracy_fall(run: dict, seeds: int) -> tuple[dict, list[tuple[bool, str]]]:
 def test_erm_accuracy_falls_late(pytestconfig, options, evidence):
     _needs_paper_scale(pytestconfig, "gpu")
     run = _run(pytestconfig, options, "gpu")
-    _ran_on_device(run, "gpu")
+    _ran_on_device(pytestconfig, run, "gpu")
     found, checks = accuracy_fall(run, fx.size_of(pytestconfig, "gpu").seeds)
     evidence.headline(
         erm_mean_drop=found["erm_mean_drop"],
@@ -724,3 +743,94 @@ def test_erm_accuracy_falls_late(pytestconfig, options, evidence):
     )
     for condition, message in checks:
         statement_holds(condition, message)
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper-scale decisions on constructed run records (the checks a paper-scale night makes, exercised
+# without one): records built to hold, to be refuted and to be undecided. Harness tests, not statements.
+
+
+def _record(overflow: dict, drops: dict | None = None, seeds: int = fx.PAPER_SEEDS) -> dict:
+    """A paper-scale run record of the five settings on `seeds` seeds: overflow[(method, lr)] the overflow
+    steps per seed (-1: never); drops[(method, lr)] each seed's fall in clean test accuracy over the second
+    half (accuracy 0.9 at the middle)."""
+    settings = fx.PAPER_SETTINGS + fx.STATEMENT_SETTINGS
+    runs = [(m, lr, s) for m, lr in settings for s in range(seeds)]
+    marks = [0, *fx.PAPER_CHECKPOINTS]
+    accuracy = np.full((len(runs), len(marks)), 0.9)
+    for i, (m, lr, s) in enumerate(runs):
+        accuracy[i, -1] -= (drops or {}).get((m, lr), [0.0] * seeds)[s]
+    steps = np.array([overflow.get((m, lr), [-1] * seeds)[s] for m, lr, s in runs], dtype=np.int64)
+    return {
+        "runs": runs,
+        "steps": fx.PAPER_STEPS,
+        "overflow_step": steps,
+        "overflow_exponent": np.where(steps > 0, 89.0, np.nan),
+        "max_exponent": np.where(steps > 0, 89.0, 10.0),
+        "curve_steps": np.array(marks),
+        "test_accuracy": accuracy,
+        "threshold_float32": 88.72,
+    }
+
+
+class _Evidence:
+    """Stands in for the evidence fixture: the decision is what these tests check."""
+
+    def headline(self, **values):
+        self.values = values
+
+    def record(self, **values):
+        pass
+
+    def figure(self, title, figure):
+        _plt().close(figure)
+
+
+def _decision(decide) -> str:
+    from pytest_claims.decide import StatementInconclusive
+    from pytest_claims.registry import ClaimRefuted
+
+    try:
+        decide()
+    except ClaimRefuted:
+        return "refuted"
+    except StatementInconclusive:
+        return "undecided"
+    except AssertionError:
+        return "failed"
+    return "held"
+
+
+@pytest.mark.smoke
+def test_paper_scale_overflow_decision_on_constructed_records(pytestconfig, monkeypatch):
+    """baseline-overflows-at-1e-3 decided on records: 10/10 baseline overflows against 0/10 proposed holds;
+    0/10 against 10/10 is refuted; 2/10 against 1/10 is undecided. The level is the gpu tier's per statement
+    (its registered 4.2e-4 over 6 statements: 7e-5), as registered_false_alarm() gives it in a statement test."""
+    monkeypatch.setitem(globals(), "registered_false_alarm", lambda: 7e-5)
+    base, prop = ("baseline", 1e-3), PROPOSED
+
+    def decide(k_base: int, k_prop: int) -> str:
+        overflow = {base: [500] * k_base + [-1] * (10 - k_base), prop: [700] * k_prop + [-1] * (10 - k_prop)}
+        return _decision(lambda: _baseline_at_1e_3(pytestconfig, _record(overflow), _Evidence(), "gpu"))
+
+    assert (decide(10, 0), decide(0, 10), decide(2, 1)) == ("held", "refuted", "undecided")
+
+
+@pytest.mark.smoke
+def test_paper_scale_accuracy_decision_on_constructed_records():
+    """erm-accuracy-falls-late decided on records: ERM falling 5 points on every seed while the DRO methods
+    hold their accuracy passes its checks; ERM holding while the DRO methods fall fails them."""
+
+    def decide(erm: float, dro: float) -> str:
+        jitter = [0.001 * s for s in range(fx.PAPER_SEEDS)]  # seeds differ, so the t-tests have a spread
+        shuffled = [0.001 * ((3 * s) % fx.PAPER_SEEDS) for s in range(fx.PAPER_SEEDS)]  # and the paired differences
+        drops = {
+            ERM: [erm + j for j in jitter],
+            PROPOSED: [dro + j for j in shuffled],
+            BASELINE: [dro + j for j in shuffled],
+        }
+        _, checks = accuracy_fall(_record({}, drops), fx.PAPER_SEEDS)
+        failed = [message for condition, message in checks if not condition]
+        return "held" if not failed else "failed"
+
+    assert (decide(0.05, 0.0), decide(0.0, 0.05)) == ("held", "failed")

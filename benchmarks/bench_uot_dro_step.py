@@ -1,0 +1,193 @@
+"""UOT-DRO (claim L6): the batch-1 DRO step of a single-run program (the full tier's and the CPU
+paper-scale unit, `Program` with R = 1) against its floor, in one process on one thread.
+
+    .venv/bin/python benchmarks/bench_uot_dro_step.py [--steps 40] [--rounds 5] [--method proposed]
+        [--profile]
+
+The floor is what the step cannot avoid on this thread: 13 conv2 passes of one image (the forward of
+each of the 5 inner ascent steps and of the outer step, the input gradient of each inner step and of
+the outer step, and the outer weight gradient: 6 + 6 + 1) at the fastest rate this thread runs one (the
+faster of F.conv2d and nine per-tap matrix products), plus 14 reads of the 4.7 MB FC-128 weight (a
+forward and an input gradient per inner step, the same for the outer step, and the in-place update's
+read and write) at the rate a matrix-vector product reads it. The step, each of its parts (the inner
+maximisation; the outer forward and backward; the update) and the floor's parts are timed in
+alternating rounds; each one's fastest round counts (another job on a shared machine slows whichever
+runs beside it). Each part is printed beside its share of the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from kernels import uot_dro  # noqa: E402
+
+CONV2_PASSES = {"inner maximisation": 10, "outer forward + backward": 3, "update": 0}
+FC_READS = {"inner maximisation": 10, "outer forward + backward": 2, "update": 2}
+
+
+def per_call(function, calls: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) per call of `function` over `calls` calls."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(calls):
+        function()
+    return (time.perf_counter() - wall) / calls, (time.process_time() - cpu) / calls
+
+
+def floor_parts() -> dict:
+    """Functions timing the floor's two parts: one conv2 pass of one image, one read of the FC-128 weight."""
+    generator = torch.Generator().manual_seed(0)
+    h = torch.randn(1, 32, 26, 26, generator=generator)
+    w = torch.randn(64, 32, 3, 3, generator=generator)
+    rows = torch.randn(1, 26 * 26, 32, generator=generator)
+    taps = torch.randn(9, 1, 32, 64, generator=generator)
+    out = torch.empty(1, 622, 64)
+    weight = torch.randn(128, 9216, generator=generator)
+    vector = torch.randn(9216, generator=generator)
+
+    def tap_products():
+        torch.bmm(rows[:, :622], taps[0], out=out)
+        for t in range(1, 9):
+            kh, kw = divmod(t, 3)
+            offset = kh * 26 + kw
+            out.baddbmm_(rows[:, offset : offset + 622], taps[t])
+
+    return {
+        "conv2 pass (F.conv2d)": lambda: F.conv2d(h, w),
+        "conv2 pass (9 tap products)": tap_products,
+        "FC-128 read (matrix-vector)": lambda: torch.mv(weight, vector),
+    }
+
+
+class Step:
+    """A one-run program and the parts of its step, on synthetic images (the cost does not depend on pixels)."""
+
+    def __init__(self, method: str, lr: float, total: int) -> None:
+        self.program = uot_dro.Program([uot_dro.Run(method, lr, 0)], 1)
+        generator = torch.Generator().manual_seed(1)
+        self.x = torch.rand(total, 1, 1, 1, 28, 28, generator=generator)
+        self.y = torch.randint(0, 10, (total, 1, 1), generator=generator)
+        self.t = 0
+
+    def _next(self):
+        self.t = (self.t + 1) % self.x.shape[0]
+        return self.x[self.t], self.y[self.t]
+
+    def step(self) -> None:
+        self.program.step(*self._next())
+
+    def inner(self) -> None:
+        x, y = self._next()
+        uot_dro.inner_maximise(self.program.params, x, y)
+
+    def gradients(self) -> None:
+        x, y = self._next()
+        self.program._gradients(0, 1, x, y)
+
+    def ascent_parts(self) -> dict:
+        """Functions timing one inner ascent step's two halves: the feature layers' forward, and their
+        backward to the image (each holds one conv2 pass and one FC-128 read of the floor)."""
+        params = {k: v.detach() for k, v in self.program.params.items()}
+        taps = uot_dro.conv2_taps(params["conv2.weight"])
+        weights = [params[name] for name in uot_dro.model.FEATURE_PARAMETERS]
+        x = self.x[0]
+        _, _, saved = uot_dro.batched_autograd.features_forward(x, *weights, taps)
+        g_pre = torch.randn(1, 1, 128, generator=torch.Generator().manual_seed(2))
+        needs = [True] + [False] * 6
+        return {
+            "ascent: features forward": lambda: uot_dro.batched_autograd.features_forward(x, *weights, taps),
+            "ascent: features backward to x": lambda: uot_dro.batched_autograd.features_backward(saved, g_pre, needs),
+        }
+
+    def timers(self) -> dict:
+        """Functions timing the whole step and its parts; the update's time is the step's less the gradients'."""
+        return {
+            "step": self.step,
+            "inner maximisation": self.inner,
+            "gradients (inner + outer)": self.gradients,
+            **self.ascent_parts(),
+        }
+
+
+CLOCKS = ("wall clock", "CPU time")  # CPU time leaves out the time another job held this core
+
+
+def report(clock: str, best: dict, floor: dict) -> float:
+    """Print the floor, each part of the step beside its share of the floor, and the step's ratio; return it."""
+    conv2 = min(best["conv2 pass (F.conv2d)"], best["conv2 pass (9 tap products)"])
+    fc_read = best["FC-128 read (matrix-vector)"]
+    floor_ms = (sum(CONV2_PASSES.values()) * conv2 + sum(FC_READS.values()) * fc_read) * 1e3
+    parts = {
+        "inner maximisation": best["inner maximisation"],
+        "outer forward + backward": best["gradients (inner + outer)"] - best["inner maximisation"],
+        "update": best["step"] - best["gradients (inner + outer)"],
+    }
+    print(f"by {clock}:")
+    for name in floor:
+        print(f"  {name}: {best[name] * 1e3:.3f} ms")
+    print(
+        f"  FC-128 read bandwidth {128 * 9216 * 4 / fc_read / 1e9:.1f} GB/s; floor = "
+        f"{sum(CONV2_PASSES.values())} x {conv2 * 1e3:.3f} + {sum(FC_READS.values())} x {fc_read * 1e3:.3f} ms "
+        f"= {floor_ms:.2f} ms"
+    )
+    print(f"  {'part':<28}{'measured ms':>12}{'floor share ms':>16}{'ratio':>8}")
+    for name, seconds in parts.items():
+        share = (CONV2_PASSES[name] * conv2 + FC_READS[name] * fc_read) * 1e3
+        ratio = f"{seconds * 1e3 / share:.2f}" if share else "-"
+        print(f"  {name:<28}{seconds * 1e3:>12.3f}{share:>16.3f}{ratio:>8}")
+    share = (conv2 + fc_read) * 1e3
+    for name in ("ascent: features forward", "ascent: features backward to x"):
+        ms = best[name] * 1e3
+        print(f"  {name:<34}{ms:>6.3f} ms, share {share:.3f} ms: {ms - share:.3f} ms beyond the floor's products")
+    ratio = best["step"] * 1e3 / floor_ms
+    print(f"  {'DRO step':<28}{best['step'] * 1e3:>12.3f}{floor_ms:>16.3f}{ratio:>8.2f}")
+    print(f"  step / floor by {clock} = {ratio:.2f}")
+    return ratio
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40, help="calls per round of each timed function")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--method", default="proposed", choices=("proposed", "baseline"))
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--profile", action="store_true", help="also print the step's costliest operators")
+    args = parser.parse_args()
+    if min(args.steps, args.rounds) < 1:
+        parser.error("--steps and --rounds must be positive")
+    torch.set_num_threads(1)
+    floor = floor_parts()
+    step = Step(args.method, args.lr, 64)
+    timers = {**floor, **step.timers()}
+    for function in timers.values():  # warm-up: allocator, caches, the gradient plane
+        per_call(function, 3)
+    best = {clock: {name: float("inf") for name in timers} for clock in CLOCKS}
+    for _ in range(args.rounds):
+        for name, function in timers.items():
+            for clock, seconds in zip(CLOCKS, per_call(function, args.steps)):
+                best[clock][name] = min(best[clock][name], seconds)
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread, load average {os.getloadavg()[0]:.2f}; "
+        f"{args.method} eta={args.lr:g}, R = 1; fastest of {args.rounds} rounds of {args.steps} calls"
+    )
+    for clock in CLOCKS:
+        report(clock, best[clock], floor)
+    print(f"load average after {os.getloadavg()[0]:.2f}")
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            per_call(step.step, args.steps)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+
+
+if __name__ == "__main__":
+    main()
