@@ -61,6 +61,9 @@ class State:
         self.durations: dict[str, float] = {}  # test -> seconds over its phases (pytest_claims.schedule reads them)
         self.started = time.time()
         self.payload: dict[str, Any] = {}
+        self.report_id = ""  # names this run's report pair (report_files; set on the controller)
+        self.report_notes: list[str] = []  # one line each: a report write that failed, a signal deferred
+        self.reports_written = False
 
 
 STATE = pytest.StashKey[State]()
