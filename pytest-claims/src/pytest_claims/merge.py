@@ -31,8 +31,8 @@ from pytest_claims.inputs import checked_run, file_within, refuse_output_holding
 from pytest_claims.outcomes import ERROR, FAILED, HELD, SKIPPED
 from pytest_claims.payload import PayloadError, claims_from
 from pytest_claims.registry import Claim, Registry
-from pytest_claims.report_files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
 from pytest_claims.report import standalone_html
+from pytest_claims.report_files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
 from pytest_claims.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)

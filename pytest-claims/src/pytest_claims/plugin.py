@@ -33,7 +33,6 @@ from pytest_claims.html_hooks import HtmlHooks
 from pytest_claims.inputs import checked_previous
 from pytest_claims.mutants import MutantError, MutantRunner, catalogue, stale_mutants
 from pytest_claims.payload import PayloadError, read_previous
-from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
 from pytest_claims.registry import (
     DEFAULT_TIERS,
     Registry,
@@ -42,6 +41,7 @@ from pytest_claims.registry import (
     false_alarm_budget,
     load_registry,
 )
+from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
 from pytest_claims.session import Controller
 from pytest_claims.state import STATE, State, is_worker, state_of
 from pytest_claims.store import ResultStore, StoreUnusable

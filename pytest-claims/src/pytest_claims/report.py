@@ -160,7 +160,7 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
     if store_events:
         items = "".join(
             f"<li>{esc(e['name'])}: {esc(e['status'])}"
-            + (f" at step {e['resumed_from_step']}" if e.get("resumed_from_step") not in (None, -1) else "")
+            + (f" at step {esc(e['resumed_from_step'])}" if e.get("resumed_from_step") not in (None, -1) else "")
             + f" ({e['seconds']:.2f} s, key {esc(e['key'][:12])})"
             + (f"<br><b>{esc(e['note'])}</b>" if e.get("note") else "")
             + "</li>"

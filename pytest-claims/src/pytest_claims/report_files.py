@@ -203,6 +203,15 @@ def named_figures(payload: dict[str, Any]) -> set[str]:
 # The run's role
 
 
+def pytest_html_report(config: pytest.Config) -> Any:
+    """pytest-html's report object (registered by its pytest_configure beside its plugin module), or None."""
+    try:
+        from pytest_html.basereport import BaseReport
+    except ImportError:
+        return None
+    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, BaseReport)), None)
+
+
 class ReportWriter:
     """Writes the run's verdicts.json and pytest-html's page as one unit, after pytest-html has rendered it (on the
     controller, or the single process)."""
@@ -217,7 +226,7 @@ class ReportWriter:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """pytest-html renders its page and writes it with open("w"): take the text instead (its `_write_report`,
         pytest-html 4), to write it with verdicts.json. Without that method pytest-html writes its file itself."""
-        html = session.config.pluginmanager.getplugin("html")
+        html = pytest_html_report(session.config)
         if html is None or not callable(getattr(html, "_write_report", None)):
             return
         self.html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
