@@ -316,7 +316,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def raised_where(error: BaseException) -> str:
     """'NameError: ... (file:line)', the line being the innermost frame of the traceback (where it was raised)."""
-    frames = traceback.extract_tb(error.__traceback__)
+    frames = [  # the project's frames: not the import machinery's, not this package's
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<") and Path(frame.filename).parent != Path(__file__).parent
+    ]
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {error}{where}"
 
