@@ -319,7 +319,9 @@ def raised_where(error: BaseException) -> str:
     frames = [  # the project's frames: not the import machinery's, not this package's
         frame
         for frame in traceback.extract_tb(error.__traceback__)
-        if not frame.filename.startswith("<") and Path(frame.filename).parent != Path(__file__).parent
+        if not frame.filename.startswith("<")
+        and "importlib" not in Path(frame.filename).parts
+        and Path(frame.filename).parent != Path(__file__).parent
     ]
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {error}{where}"
