@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_claims.evidence import reserved_name_problem, reserved_names_used
 from pytest_claims.outcomes import ClaimRefuted
 from pytest_claims.state import (
     DECLARED_TIER,
@@ -22,6 +23,23 @@ from pytest_claims.state import (
 
 def registry_check_message(problems: list[str]) -> str:
     return "claim registry check failed:\n  " + "\n  ".join(problems)
+
+
+def reserved_evidence_names(items: list[pytest.Item]) -> list[str]:
+    """One line per place a claim test module records evidence under a name the report uses itself."""
+    problems, seen = [], set()
+    for item in items:
+        path = getattr(item, "path", None)
+        if STATEMENT not in item.stash or path is None or path in seen:
+            continue
+        seen.add(path)
+        try:
+            used = reserved_names_used(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):  # not Python source: nothing to check
+            continue
+        relative = item.nodeid.split("::", 1)[0]
+        problems.extend(f"{relative}:{line}: {reserved_name_problem(name)}" for line, name in used)
+    return problems
 
 
 class Collection:
@@ -44,7 +62,14 @@ class Collection:
                 )
                 continue
             item.stash[DECLARED_TIER] = tiers[0]
-            marker = item.get_closest_marker("claim")
+            markers = list(item.iter_markers("claim"))
+            if len(markers) > 1:
+                named = ", ".join(f"{m.args[0] if m.args else '?'}:{m.kwargs.get('statement')}" for m in markers)
+                problems.append(
+                    f"{item.nodeid}: {len(markers)} claim markers ({named}); a test asserts one statement of one claim"
+                )
+                continue
+            marker = markers[0] if markers else None
             if marker is None:
                 continue
             cid = marker.args[0] if marker.args else None
@@ -67,6 +92,7 @@ class Collection:
                 item.add_marker(
                     pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}")
                 )
+        problems += reserved_evidence_names(items)
         if problems:
             state.registry_check_failed = "; ".join(problems)
             if is_worker(config):  # xdist turns a worker's UsageError into an INTERNALERROR: collect nothing and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import math
@@ -34,6 +35,31 @@ def plain(value: Any) -> Any:
     return repr(value)
 
 
+# Names the evidence dict uses itself: a value recorded under one would be lost or would break the report.
+RESERVED_NAMES = {"headline": "the list of headline names"}
+
+
+def reserved_name_problem(name: str) -> str:
+    return f"evidence name {name!r} is the report's own key ({RESERVED_NAMES[name]}); record it under another name"
+
+
+def reserved_names_used(source: str) -> list[tuple[int, str]]:
+    """(line, name) of each reserved name a test module passes to `.record(...)` or `.headline(...)` by keyword
+    (or in a literal `**{...}`): found when the module is collected, before any test runs."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in ("record", "headline"):
+            continue
+        for keyword in node.keywords:
+            names = [keyword.arg] if keyword.arg is not None else []
+            if keyword.arg is None and isinstance(keyword.value, ast.Dict):
+                names = [k.value for k in keyword.value.keys if isinstance(k, ast.Constant)]
+            found.extend((node.lineno, name) for name in names if name in RESERVED_NAMES)
+    return found
+
+
 def slug(test_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id).strip("_")
 
@@ -51,6 +77,9 @@ class Evidence:
 
     def record(self, **values: Any) -> None:
         """Record supporting numbers (counts, bounds, p-values, counterexamples)."""
+        clash = sorted(set(values) & set(RESERVED_NAMES))
+        if clash:  # names built at run time, which collection could not see
+            raise ValueError(reserved_name_problem(clash[0]))
         self.values.update({k: plain(v) for k, v in values.items()})
 
     def headline(self, **values: Any) -> None:

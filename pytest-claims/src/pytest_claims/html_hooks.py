@@ -38,6 +38,8 @@ class HtmlHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: Any, cells: list) -> None:
+        if len(cells) > 1:
+            cells[1] = html_report.test_id_cell(cells[1], report)
         props = dict(getattr(report, "user_properties", None) or [])  # collect reports carry none
         run = props.get(RUN_PROPERTY)
         if run is None:

@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_claims import payload as verdicts_json
+from pytest_claims.inputs import checked_run, file_within, refuse_output_holding_inputs
 from pytest_claims.outcomes import ERROR, FAILED, HELD, SKIPPED
 from pytest_claims.payload import PayloadError, claims_from
 from pytest_claims.registry import Claim, Registry
 from pytest_claims.report import standalone_html
+from pytest_claims.report_files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
 from pytest_claims.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
@@ -41,8 +43,8 @@ class MergeError(PayloadError):
 
 
 def load(path: Path) -> dict[str, Any]:
-    """A merge input (pytest_claims.payload.read: the one reader of verdicts.json)."""
-    return verdicts_json.read(path)
+    """A merge input (pytest_claims.payload.read: the one reader of verdicts.json), its fields checked as data."""
+    return checked_run(verdicts_json.read(path), path)
 
 
 def _run_identity(payload: dict[str, Any]) -> str:
@@ -252,12 +254,12 @@ def _store_events(payloads: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 
 
 def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> None:
-    """Copy every figure the merged payload names from the input runs' report directories."""
+    """Copy every figure the merged payload names from the input runs' report directories (only files inside them)."""
     wanted = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
     for path in sorted(wanted):
         for source in sources:
-            file = source.parent / path
-            if file.is_file():
+            file = file_within(source.parent, path)
+            if file is not None:
                 (out / path).parent.mkdir(parents=True, exist_ok=True)
                 if file.resolve() != (out / path).resolve():
                     shutil.copyfile(file, out / path)
@@ -279,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", default="Claim verification suite: merged runs")
     args = parser.parse_args(argv)
     try:
+        refuse_output_holding_inputs(args.out, [*args.runs, *([args.previous] if args.previous else [])])
         payloads = [load(p) for p in args.runs]
         refuse_repeats(args.runs, payloads)
         merged = merge(payloads, [str(p) for p in args.runs])
@@ -289,10 +292,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     copy_figures(merged, [p.resolve() for p in args.runs], args.out)
-    verdicts_json.write(args.out / "verdicts.json", merged)
-    (args.out / "verdict.html").write_text(
-        standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"), encoding="utf-8"
-    )
+    merged[REPORT_ID] = new_report_id()
+    try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
+        write_merged(args.out, merged, standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"))
+    except (OSError, ReportDirectoryBusy) as error:
+        pair = [args.out / "verdicts.json", args.out / "verdict.html"]
+        print(f"merge: {failed_write_line(error, pair) if isinstance(error, OSError) else error}", file=sys.stderr)
+        return 2
     counts: dict[str, int] = {}
     for record in merged["claims"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1

@@ -111,7 +111,9 @@ def catalogue(module_name: str) -> dict[str, Mutant]:
     if mutants is None:
         raise MutantError(f"{module_name} has no MUTANTS list")
     out: dict[str, Mutant] = {}
-    for mutant in mutants:
+    for index, mutant in enumerate(mutants):
+        if not isinstance(mutant, Mutant):
+            raise MutantError(f"{module_name}: MUTANTS[{index}] is a {type(mutant).__name__}, not a Mutant")
         if mutant.name in out:
             raise MutantError(f"duplicate mutant name {mutant.name!r} in {module_name}")
         out[mutant.name] = mutant

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from pytest_claims import context, runs, seeding, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.html_hooks import HtmlHooks
+from pytest_claims.inputs import checked_previous
 from pytest_claims.mutants import MutantError, MutantRunner, catalogue, stale_mutants
 from pytest_claims.payload import PayloadError, read_previous
 from pytest_claims.registry import (
@@ -38,6 +40,7 @@ from pytest_claims.registry import (
     false_alarm_budget,
     load_registry,
 )
+from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
 from pytest_claims.session import Controller
 from pytest_claims.state import STATE, State, is_worker, state_of
 from pytest_claims.store import ResultStore, StoreUnusable
@@ -195,11 +198,12 @@ def pytest_configure(config: pytest.Config) -> None:
     previous = config.getoption("claims_previous") or runs.default_previous(config, state.report_dir)
     if previous:
         try:
-            state.previous = read_previous(previous)
+            state.previous = checked_previous(read_previous(previous), previous)
         except PayloadError as error:
             raise pytest.UsageError(str(error)) from None
     if not is_worker(config):
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
+        _lock_report_directory(config, state)
     config.stash[STATE] = state
     config.stash[SESSION_TOKEN] = context.enter_session(state.running)
     _catch_sigterm(state)
@@ -214,7 +218,11 @@ def _register_roles(config: pytest.Config, state: State) -> None:
     if state.run_mutants:
         roles.append((MutantRunner(state), "claims-mutants"))
     if not is_worker(config):
-        roles += [(Controller(state), "claims-controller"), (Terminal(state), "claims-terminal")]
+        roles += [
+            (Controller(state), "claims-controller"),
+            (ReportWriter(state), "claims-report-files"),
+            (Terminal(state), "claims-terminal"),
+        ]
         if config.pluginmanager.hasplugin("html"):
             roles.append((HtmlHooks(state), "claims-html"))
         if config.pluginmanager.hasplugin("xdist"):
@@ -222,6 +230,21 @@ def _register_roles(config: pytest.Config, state: State) -> None:
     for plugin, name in roles:
         config.pluginmanager.register(plugin, name)
     config.stash[ROLES] = [plugin for plugin, _ in roles]
+
+
+REPORT_LOCK = pytest.StashKey[ReportDirectoryLock]()
+
+
+def _lock_report_directory(config: pytest.Config, state: State) -> None:
+    """One run at a time writes into a report directory (the last check of configure: nothing raises after it, so
+    pytest_unconfigure always releases it)."""
+    state.report_id = new_report_id()
+    lock = ReportDirectoryLock(state.report_dir, state.report_id)
+    try:
+        lock.acquire()
+    except ReportDirectoryBusy as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[REPORT_LOCK] = lock
 
 
 def _min_mutants(config: pytest.Config) -> int:
@@ -292,6 +315,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             signal.signal(signal.SIGTERM, config.stash[_SIGTERM_BEFORE])
         except (ValueError, OSError, TypeError):
             pass
+    if REPORT_LOCK in config.stash:
+        config.stash[REPORT_LOCK].release()
+        del config.stash[REPORT_LOCK]
     if SESSION_TOKEN in config.stash:
         context.leave_session(config.stash[SESSION_TOKEN])
         del config.stash[SESSION_TOKEN]
@@ -303,6 +329,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[ROLES]
 
 
+def raised_where(error: BaseException) -> str:
+    """'NameError: ... (file:line)', the line being the innermost frame of the traceback (where it was raised)."""
+    frames = [  # the project's frames: not the import machinery's, not this package's
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<")
+        and "importlib" not in Path(frame.filename).parts
+        and Path(frame.filename).parent != Path(__file__).parent
+    ]
+    where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
 def _load_mutants(config: pytest.Config, state: State) -> None:
     module = config.getini("claims_mutants")
     named = {m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants}
@@ -312,8 +351,10 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
         return
     try:
         state.mutants = catalogue(module)
-    except (ImportError, MutantError) as error:
+    except MutantError as error:
         raise pytest.UsageError(f"claims_mutants = {module}: {error}") from None
+    except Exception as error:  # the catalogue is the project's code: whatever it raises is one line naming it
+        raise pytest.UsageError(f"claims_mutants = {module}: importing it raised {raised_where(error)}") from None
     loaded = getattr(sys.modules.get(module), "__file__", None) or "?"
     unknown = sorted(named - set(state.mutants))
     if unknown:

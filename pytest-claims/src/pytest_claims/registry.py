@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from pytest_claims.evidence import RESERVED_NAMES, reserved_name_problem
 from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds raises it; its old import path)
 
 DEFAULT_TIERS = ("smoke", "full", "gpu")
@@ -279,7 +280,11 @@ def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tup
         statements[statement.name] = statement
     key_numbers = tuple(record.get("key_numbers", ()))
     for entry in key_numbers:
-        statement_name, sep, _ = entry.partition(":")
+        statement_name, sep, evidence_name = entry.partition(":")
+        if evidence_name.strip() in RESERVED_NAMES:
+            raise RegistryError(
+                f"registry: claim {cid!r} key number {entry!r}: {reserved_name_problem(evidence_name.strip())}"
+            )
         if not sep or statement_name.strip() not in statements:
             raise RegistryError(
                 f"registry: claim {cid!r} key number {entry!r} "

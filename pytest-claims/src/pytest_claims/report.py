@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
 
@@ -53,10 +54,8 @@ def number(value: Any, limit: int = 160) -> str:
 
 
 def _image(report_dir: Path | None, path: str) -> str | None:
-    if report_dir is None:
-        return None
-    file = report_dir / path
-    if not file.is_file():
+    file = file_within(report_dir, path) if report_dir is not None else None
+    if file is None:  # never a file outside the report directory, whatever the payload says
         return None
     return "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
 
@@ -166,7 +165,7 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
     if store_events:
         items = "".join(
             f"<li>{esc(e['name'])}: {esc(e['status'])}"
-            + (f" at step {e['resumed_from_step']}" if e.get("resumed_from_step") not in (None, -1) else "")
+            + (f" at step {esc(e['resumed_from_step'])}" if e.get("resumed_from_step") not in (None, -1) else "")
             + f" ({e['seconds']:.2f} s, key {esc(e['key'][:12])})"
             + (f"<br><b>{esc(e['note'])}</b>" if e.get("note") else "")
             + "</li>"
@@ -306,7 +305,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
     env = dict(payload.get("environment", {}), tier=payload.get("tier"))
     parts = [
         STYLE,
-        '<div class="claims-verdicts">',
+        f'<div class="claims-verdicts" data-report-id="{esc(payload.get("report_id", ""))}">',
         replication_html(payload.get("replication")),
         changes_html(payload.get("changes")),
     ]
@@ -403,6 +402,16 @@ def row_extras(run: dict[str, Any]) -> list[Any]:
     return [extras.html(table)]
 
 
+def test_id_cell(cell: str, report: Any) -> str:
+    """pytest-html's test id cell with the id escaped (a parametrize id may carry any text, `<script>` included);
+    a cell pytest-html did not write from the raw id (a version that escapes it) is kept."""
+    when = getattr(report, "when", "call")
+    raw = report.nodeid + ("" if when == "call" else f"::{when}")
+    if cell == f'<td class="col-testId">{raw}</td>':
+        return f'<td class="col-testId">{esc(raw)}</td>'
+    return cell
+
+
 def claim_header_cells() -> list[str]:
     """The results table's two claim columns (pytest-html), after its result and test columns."""
     return [
@@ -417,7 +426,10 @@ def claim_row_cells(run: dict[str, Any] | None, expected_or_outcome: str, refere
     test's outcome (`expected_or_outcome`) or a collection row."""
     if run is None:
         label = "reference test (no claim)" if reference else "collection"
-        return [f'<td class="col-claim">{label}</td>', f'<td class="col-statement_outcome">{expected_or_outcome}</td>']
+        return [
+            f'<td class="col-claim">{label}</td>',
+            f'<td class="col-statement_outcome">{esc(expected_or_outcome)}</td>',
+        ]
     label = f"{run['outcome']} (registered: {expected_or_outcome})"
     return [
         f'<td class="col-claim">{esc(run["claim"])} / {esc(run["statement"])}</td>',

@@ -1,7 +1,5 @@
-"""The session on the controller (or the single process): gathers the tests' reports and writes verdicts.json.
-
-Registered only there, as pytest's junitxml registers LogXML.
-"""
+"""The session on the controller (or the single process): gathers what the tests report and decides the claims into
+the payload of verdicts.json (registered only there, as pytest's junitxml registers LogXML; report_files writes it)."""
 
 from __future__ import annotations
 
@@ -16,7 +14,6 @@ from typing import Any
 import pytest
 
 from pytest_claims import payload as verdicts_json
-from pytest_claims import runs as saved_runs
 from pytest_claims.collection import registry_check_message
 from pytest_claims.outcomes import CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
@@ -29,8 +26,6 @@ from pytest_claims.state import (
     State,
 )
 from pytest_claims.verdicts import ClaimInputs, StatementRun
-
-FIGURES_KEPT_SECONDS = 24 * 3600
 
 
 def git_commit(root: Path) -> str:
@@ -60,20 +55,6 @@ def false_alarm_table(registry: Registry, tier: str, budget: Any) -> dict[str, A
     table = false_alarm_budget(registry)
     chosen = [t for t in registry.tiers if t in tier.split()] or list(registry.tiers)
     return {"budget": float(budget), "tiers": {t: table[t] for t in chosen}}
-
-
-def _prune_figures(report_dir: Path, payload: dict[str, Any]) -> None:
-    """Delete figures this run does not name that are over a day old. Each run names its own (figure
-    files carry a content hash), so a run in progress beside this one loses nothing, and an earlier
-    run's figures cannot pass for this run's."""
-    named = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
-    cutoff = time.time() - FIGURES_KEPT_SECONDS
-    for path in (report_dir / "figures").glob("*.png"):
-        try:
-            if path.relative_to(report_dir).as_posix() not in named and path.stat().st_mtime < cutoff:
-                path.unlink()
-        except OSError:
-            pass
 
 
 def first_error_line(longrepr: Any) -> str:
@@ -219,11 +200,7 @@ class Controller:
             why = session.shouldstop or session.shouldfail
             state.interrupted_by = f"stopped early: {why}" if isinstance(why, str) and why else "interrupted"
         payload = self.build_payload()
+        payload["report_id"] = state.report_id  # the pair written by report_files.ReportWriter carries it
         state.payload = payload
-        state.report_dir.mkdir(parents=True, exist_ok=True)
-        verdicts_json.write(state.report_dir / "verdicts.json", payload)
-        if self.config.getini(saved_runs.SAVE_INI):
-            state.saved_run = saved_runs.save_run(state.report_dir, payload)
-        _prune_figures(state.report_dir, payload)
         if any(r["verdict"] == "broken" for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

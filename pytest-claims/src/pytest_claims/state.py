@@ -62,6 +62,9 @@ class State:
         self.started = time.time()
         self.payload: dict[str, Any] = {}
         self.saved_run: Path | None = None  # this run's numbered copy under <report_dir>/runs (pytest_claims.runs)
+        self.report_id = ""  # names this run's report pair (report_files; set on the controller)
+        self.report_notes: list[str] = []  # one line each: a report write that failed, a signal deferred
+        self.reports_written = False
 
 
 STATE = pytest.StashKey[State]()

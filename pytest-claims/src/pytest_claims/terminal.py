@@ -69,7 +69,10 @@ def report_section(writer: Any, state: State) -> None:
         where = "(no HTML: give --html=PATH)"
     else:
         where = "(no HTML: it needs pytest-html, pip install 'pytest-claims[html]')"
-    writer.write_line(f"report: {state.report_dir / 'verdicts.json'} {where}")
+    for note in state.report_notes:  # a failed write or a deferred signal, one line each
+        writer.write_line(note)
+    if state.reports_written:
+        writer.write_line(f"report: {state.report_dir / 'verdicts.json'} {where}")
     if state.saved_run is not None:
         writer.write_line(f"saved as run {state.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)")
 

@@ -28,7 +28,7 @@ SCHEMA_VERSION = (
 )
 
 # Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
-RUN_KEYS = ("runs", "timings", "changes")
+RUN_KEYS = ("runs", "timings", "changes", "report_id")
 
 
 @dataclass
