@@ -138,7 +138,11 @@ def test_grid_endpoints_are_lloyd_fixed_smoke(options, evidence):
     counts = _grid_endpoints(grid, options, grid.sigma2s)
     evidence.headline(endpoints_checked=counts["converged_endpoints"], endpoint_violations=counts["violations"])
     evidence.record(grid="smoke", trials_per_cell=grid.trials, cells=len(grid.row) * len(grid.sigma2s))
-    assert counts["converged_endpoints"] == len(grid.row) * len(grid.sigma2s) * grid.trials
+    hartigan_runs = len(grid.row) * len(grid.sigma2s) * grid.trials
+    assert counts["converged_endpoints"] == hartigan_runs, (
+        f"reference check: every one of the {hartigan_runs} Hartigan runs must converge before its endpoint is tested; "
+        f"{counts['converged_endpoints']} did"
+    )
     statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed: {counts}")
 
 
@@ -152,7 +156,11 @@ def test_grid_endpoints_are_lloyd_fixed_full(options, evidence, sigma2):
     evidence.record(
         grid="full (official 20 x 20 x 100 through the Wishart route)", sigma2=sigma2, starts=list(grid.starts)
     )
-    assert counts["converged_endpoints"] == len(grid.row) * len(grid.starts) * grid.trials
+    hartigan_runs = len(grid.row) * len(grid.starts) * grid.trials
+    assert counts["converged_endpoints"] == hartigan_runs, (
+        f"reference check: every one of the {hartigan_runs} Hartigan runs must converge before its endpoint is tested; "
+        f"{counts['converged_endpoints']} did"
+    )
     statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed at sigma2={sigma2}: {counts}")
 
 

@@ -241,9 +241,12 @@ def test_verbose_shows_a_line_per_mutant_and_progress_per_statement(pytester):
             "test_rect.py::test_square@no-side UNDECIDED*",
             "mutants of toy/rect:area killed 2/4 (guard 1, refuted 1, errored 1, survived 1)  [[]*::test_area]",
             "mutants of toy/rect:square killed 0/1 (undecided 1)  [[]test_rect.py::test_square]",
-            "*3 failed, 3 passed, 1 xfailed, 4 mutants killed*",
         ]
     )
+    # the items pass: a mutant one test misses may be killed by another of the statement (the verdict decides)
+    counts = result.stdout.lines[-1]
+    assert "3 passed" in counts and "4 mutants killed" in counts and "3 mutants not killed" in counts, counts
+    assert " failed" not in counts
     quiet = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants")
     quiet.stdout.fnmatch_lines(["mutants of toy/rect:area killed 2/4*"])  # progress without -v too
 

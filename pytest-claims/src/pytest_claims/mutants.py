@@ -164,8 +164,12 @@ def clear_function_caches(root: Path) -> None:
                 clear()
 
 
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:200]
+    return next(iter(_lines(text)), "")[:200]
 
 
 def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
@@ -195,7 +199,11 @@ def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
         if isinstance(report.longrepr, str) and report.longrepr.startswith("[XPASS(strict)]"):
             return MutantResult(name, True, HELD, "held under the mutant although registered refuted", KILL_REFUTED)
         if getattr(report, "claims_assertion", False):
-            text = message.removeprefix("AssertionError: ")
+            lines = _lines(crash.message.removeprefix("AssertionError:")) if crash is not None else []
+            text = lines[0] if lines else ""
+            if text.startswith("Not equal to tolerance") and len(lines) > 1:  # numpy's: its err_msg comes second
+                text = f"{lines[1]} ({text})"
+            text = text[:200]
             if text in ("", "AssertionError") or text.startswith("assert "):  # a bare assert: say so
                 text = f"(no message) {text}".strip()
             return MutantResult(name, True, FAILED, f"{where}: {text}" if where else text, KILL_GUARD)
@@ -211,8 +219,8 @@ def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
 class MutantItem(pytest.Item):
     """One (statement test, mutant) pair, an item of its own (`test_x[smoke]@mutant-name`), so that xdist spreads
     a statement's mutants over its workers; `MutantRunner` runs the statement test under the mutant in its place
-    and reports how it ended (passed: killed, or an end the registry expects; failed: survived, errored or
-    undecided; skipped: not tried)."""
+    and reports how it ended (on a passed report: the statement's verdict, not one test, decides whether the
+    mutant was killed; skipped: not tried)."""
 
     def __init__(self, *, target: pytest.Item, mutant: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -245,22 +253,12 @@ def mutant_reports(item: MutantItem, result: MutantResult, start: float, stop: f
         "expected": expected,
         **asdict(result),
     }
+    # A test's mutant that survives may be killed by another test of the statement: the verdict, not the item,
+    # decides (a broken claim fails the run), so the item passes whatever the end, and says which.
     longrepr: Any = None
+    outcome = "passed"
     if result.kind == END_NOT_TRIED:
         outcome, longrepr = "skipped", (str(item.target.path), (item.location[1] or 0) + 1, result.detail)
-    elif result.killed or expected:
-        outcome = "passed"
-    else:
-        outcome = "failed"
-        longrepr = (
-            f"mutant {result.mutant} of {claim.id}:{statement.name} {result.kind}, not killed: {result.detail}"
-            + (
-                ""
-                if result.kind == END_SURVIVED
-                else " (a kill is a refutation or a guard; or say in the "
-                "registry's mutants_expected_end why this end is expected)"
-            )
-        )
     quiet = {"nodeid": item.nodeid, "location": item.location, "keywords": {item.name: 1}, "longrepr": None}
     return [
         pytest.TestReport(**quiet, outcome="passed", when="setup", start=start, stop=start),
@@ -345,9 +343,10 @@ class MutantRunner:
         found = mutant_of(report) if report.when == "call" else None
         if found is None:
             return None
-        if report.passed:
-            category = "mutants killed" if found["killed"] else "mutant ends expected"
-            return category, "k", (verbose_word(found), {"green": True})
         if report.skipped:
             return "skipped", "s", "NOT TRIED"
-        return "failed", "F", (verbose_word(found), {"red": True})
+        if found["killed"]:
+            return "mutants killed", "k", (verbose_word(found), {"green": True})
+        if found["expected"]:
+            return "mutant ends expected", "e", (verbose_word(found), {"yellow": True})
+        return "mutants not killed", "S", (verbose_word(found), {"red": True})
