@@ -292,3 +292,24 @@ def test_expected_ends_are_loaded_from_the_registry(tmp_path):
     path.write_text(path.read_text().replace("no-side = ", "never-listed = "), encoding="utf-8")
     with pytest.raises(RegistryError, match="never-listed"):
         load_registry(path, ("smoke", "full"))
+
+
+def test_a_merge_keeps_the_kinds_and_the_expected_ends(pytester):
+    """The merge recomputes power from the runs and the registry record verdicts.json carries: the same split,
+    the same expected ends, and an unexplained end still breaks the claim."""
+    from pytest_claims.merge import main as merge_main
+
+    make(pytester, area_mutants='["w-plus-h", "refuting", "errors"]', **EXPECTED_ENDS)
+    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 0
+    single = claim(pytester)
+    assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(pytester.path / "merged")]) == 0
+    merged = json.loads((pytester.path / "merged" / "verdicts.json").read_text())["claims"][0]
+    assert (merged["verdict"], merged["power"]) == (single["verdict"], single["power"])
+    make(pytester, area_mutants='["w-plus-h", "errors"]')
+    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
+    assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(pytester.path / "merged2")]) != 0
+    merged = json.loads((pytester.path / "merged2" / "verdicts.json").read_text())["claims"][0]
+    assert merged["verdict"] == "broken" and merged["power"]["unexplained"] == [
+        "area: errors (errored)",
+        "square: no-side (undecided)",
+    ]

@@ -300,16 +300,20 @@ class MutantRunner:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        """After selection (-m, -k): the selected statement tests' mutant items, each right after its test."""
-        out: list[pytest.Item] = []
+        """After selection (-m, -k): the selected statement tests' mutant items, after every test, taken in turns
+        (each test's first mutant, then each one's second, ...): xdist hands out consecutive items in blocks, so
+        a statement's mutants land in different blocks and so on different workers."""
+        per_test: list[list[pytest.Item]] = []
         for item in items:
-            out.append(item)
             if STATEMENT in item.stash and not isinstance(item, MutantItem):
+                found = []
                 for name in item.stash[STATEMENT][1].mutants:
                     mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
                     mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
-                    out.append(mutant)
-        items[:] = out
+                    found.append(mutant)
+                per_test.append(found)
+        rounds = max((len(found) for found in per_test), default=0)
+        items.extend(found[i] for i in range(rounds) for found in per_test if i < len(found))
 
     def try_mutant(self, item: pytest.Item, name: str, nextitem: pytest.Item | None) -> MutantResult:
         from _pytest.runner import runtestprotocol
