@@ -313,3 +313,26 @@ def test_a_merge_keeps_the_kinds_and_the_expected_ends(pytester):
         "area: errors (errored)",
         "square: no-side (undecided)",
     ]
+
+
+def test_mutant_items_follow_every_test_in_turns(pytester):
+    """xdist hands out consecutive items in blocks: a statement's mutants must not be consecutive, or one worker
+    gets them all (each test's first mutant, then each one's second, ...)."""
+    make(pytester)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "--collect-only", "-q")
+    collected = [line for line in result.stdout.lines if line.startswith("test_rect.py::")]
+    assert collected == [
+        "test_rect.py::test_area",
+        "test_rect.py::test_perimeter",
+        "test_rect.py::test_square",
+        "test_rect.py::test_as_printed",
+        "test_rect.py::test_area@w-plus-h",
+        "test_rect.py::test_perimeter@perimeter-plus-one",
+        "test_rect.py::test_square@no-side",
+        "test_rect.py::test_as_printed@w-plus-h",
+        "test_rect.py::test_area@refuting",
+        "test_rect.py::test_area@errors",
+        "test_rect.py::test_area@survives",
+    ]
+    plain = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--collect-only", "-q")
+    assert not [line for line in plain.stdout.lines if "@" in line]  # without --mutants: no mutant items
