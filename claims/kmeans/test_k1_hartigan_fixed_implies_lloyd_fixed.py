@@ -150,7 +150,11 @@ def test_grid_endpoints_are_lloyd_fixed(options, evidence, tier, rows):
         trials_per_cell=grid.trials,
         cells=len(grid.row) * len(rows),
     )
-    assert counts["converged_endpoints"] == len(grid.row) * len(rows) * len(grid.starts) * grid.trials
+    hartigan_runs = len(grid.row) * len(rows) * len(grid.starts) * grid.trials
+    assert counts["converged_endpoints"] == hartigan_runs, (
+        f"reference check: every one of the {hartigan_runs} Hartigan runs must converge before its endpoint is tested; "
+        f"{counts['converged_endpoints']} did"
+    )
     statement_holds(counts["violations"] == 0, f"Hartigan endpoints not Lloyd-fixed, sigma2 in {list(rows)}: {counts}")
 
 

@@ -141,13 +141,25 @@ def test_decided_both_ways(pytester):
     assert record["verdict"] == "broken" and "rate (refuted)" in record["reason"]
 
 
-def test_inconclusive_under_a_mutant_is_a_kill(pytester):
+def test_inconclusive_under_a_mutant_is_not_a_kill_unless_the_registry_says_why(pytester):
     make(pytester, heads=90, trials=400)
+    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
+    record = payload(pytester)["claims"][0]
+    assert record["verdict"] == "broken" and "rate: fair-coin (undecided)" in record["reason"]
+    assert record["power"]["killed"] == 0 and record["power"]["of"] == 1
+    result = next(m for s in record["statements"] for m in s["mutants"])
+    assert result["outcome"] == "inconclusive" and result["kind"] == "undecided" and not result["killed"]
+    registry = pytester.path / "registry.toml"
+    registry.write_text(
+        registry.read_text().replace(
+            'mutants = ["fair-coin"]',
+            'mutants = ["fair-coin"]\nmutants_expected_end = { fair-coin = "undecided: 0.61 is within the '
+            'resolution of 400 tosses" }',
+        )
+    )
     assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 0
     record = payload(pytester)["claims"][0]
-    assert record["power"]["killed"] == 1 and record["power"]["of"] == 1
-    result = next(m for s in record["statements"] for m in s["mutants"])
-    assert result["outcome"] == "inconclusive" and result["killed"]
+    assert record["verdict"] == "verified" and record["power"]["expected"] == 1
 
 
 def test_false_alarm_budget_table_and_limit(pytester):

@@ -134,7 +134,15 @@ def killed(name: str, flag: bool = True) -> dict:
 @pytest.mark.smoke
 def test_power_counts_and_survivors_break_the_claim():
     runs = [run("main", "held", mutants=[killed("m1"), killed("m2")]), run("scale", "held"), run("converse", "refuted")]
-    assert power(CLAIM, runs)["statements"]["main"] == {"killed": 2, "of": 2, "survivors": [], "not_tried": []}
+    assert power(CLAIM, runs)["statements"]["main"] == {
+        "killed": 2,
+        "of": 2,
+        "ends": {"m1": "refuted", "m2": "refuted"},
+        "expected_ends": {},
+        "survivors": [],
+        "unexplained": [],
+        "not_tried": [],
+    }
     assert claim_verdict(CLAIM, ClaimInputs(runs, ALL, True))[0] == "verified"
     # killed by one parametrisation is enough; surviving every parametrisation is not
     split = [

@@ -7,8 +7,10 @@ MUTANTS = [
         "gm-root-off-by-one",
         "means_kernels:geometric_mean",
         "/ len(xs))",
-        "/ (len(xs) - 1))",
-        "the n-th root taken as an (n-1)-th root",
+        "/ max(len(xs) - 1, 1))",
+        # max(.., 1): as written without it, the mutant divides by zero on the one-value vectors the statement
+        # includes, and errors (not a kill) before the mathematics is tried
+        "the n-th root taken as an (n-1)-th root (for two values or more)",
     ),
     Mutant(
         "am-divides-by-n-plus-1",

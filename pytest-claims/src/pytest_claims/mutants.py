@@ -10,7 +10,8 @@ body, where the default is used). A mutant's snippet must occur exactly once in 
 
 A registry statement lists the mutants it must kill (`mutants = ["name", ...]`); a mutants run
 (`--mutants`) reruns each such statement's tests under each of its mutants and expects them to fail:
-`MutantRunner` (registered by the plugin for such a run) does so before each test's real run.
+`MutantRunner` (registered by the plugin for such a run) adds one item per (statement test, mutant) pair,
+so xdist spreads them over its workers, and records how each ended (`classify`).
 """
 
 from __future__ import annotations
@@ -20,16 +21,25 @@ import importlib
 import inspect
 import sys
 import textwrap
+import time
 import types
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
 from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
-from pytest_claims.state import MUTANT_RESULTS, STATEMENT, State
-from pytest_claims.verdicts import MutantResult
+from pytest_claims.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, State
+from pytest_claims.verdicts import (
+    END_ERRORED,
+    END_NOT_TRIED,
+    END_SURVIVED,
+    END_UNDECIDED,
+    KILL_GUARD,
+    KILL_REFUTED,
+    MutantResult,
+)
 
 
 class MutantError(ValueError):
@@ -156,35 +166,158 @@ def clear_function_caches(root: Path) -> None:
                 clear()
 
 
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _first_line(text: str) -> str:
+    return next(iter(_lines(text)), "")[:200]
+
+
 def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
-    """A mutant's result from the reports of one test run under it (their outcomes and the attributes the worker
-    side sets: `claims_inconclusive`, and `claims_assertion` for a failure by an AssertionError or ClaimRefuted)."""
+    """A mutant's result from the reports of one test run under it, by how the run ended (their outcomes and
+    the attributes the worker side sets under a mutant: `claims_inconclusive`, `claims_refuted` for ClaimRefuted,
+    `claims_assertion` for any AssertionError, `claims_raised_at` for the line of the test it passed):
+
+    - refuted: through the statement (ClaimRefuted, or a statement registered refuted that held: strict XPASS);
+    - guard: an assertion in the test body (a reference check inside the statement test), with its message;
+    - errored: any other exception, or a failed setup or teardown (the mutant broke the code, not the mathematics);
+    - undecided: the statement ended inconclusive;
+    - survived: every check passed, or a refuted statement stayed refuted;
+    - not tried: the test skipped."""
     undecided = [r for r in reports if getattr(r, "claims_inconclusive", "")]
-    if undecided:  # the statement no longer holds (nor stays refuted) under the mutant: told apart from the kernel
-        return MutantResult(name, True, INCONCLUSIVE, undecided[0].claims_inconclusive[:200])
+    if undecided:  # neither killed nor survived: not a kill unless the registry says why it is expected
+        return MutantResult(name, False, INCONCLUSIVE, _first_line(undecided[0].claims_inconclusive), END_UNDECIDED)
     failed = [r for r in reports if r.failed]
     if failed:
         report = failed[0]
         crash = getattr(report.longrepr, "reprcrash", None)
-        detail = crash.message.splitlines()[0][:200] if crash is not None and crash.message else report.when
-        kind = FAILED if getattr(report, "claims_assertion", False) or report.when == "call" else ERROR
-        return MutantResult(name, True, kind, detail)
+        message = _first_line(crash.message) if crash is not None and crash.message else ""
+        where = getattr(report, "claims_raised_at", "")
+        if report.when != "call":
+            return MutantResult(name, False, ERROR, f"{report.when} failed: {message}", END_ERRORED)
+        if getattr(report, "claims_refuted", False):
+            return MutantResult(name, True, REFUTED, message, KILL_REFUTED)
+        if isinstance(report.longrepr, str) and report.longrepr.startswith("[XPASS(strict)]"):
+            return MutantResult(name, True, HELD, "held under the mutant although registered refuted", KILL_REFUTED)
+        if getattr(report, "claims_assertion", False):
+            lines = _lines(crash.message.removeprefix("AssertionError:")) if crash is not None else []
+            text = lines[0] if lines else ""
+            if text.startswith("Not equal to tolerance") and len(lines) > 1:  # numpy's: its err_msg comes second
+                text = f"{lines[1]} ({text})"
+            text = text[:200]
+            if text in ("", "AssertionError") or text.startswith("assert "):  # a bare assert: say so
+                text = f"(no message) {text}".strip()
+            return MutantResult(name, True, FAILED, f"{where}: {text}" if where else text, KILL_GUARD)
+        at = f" (at {where})" if where else ""
+        return MutantResult(name, False, ERROR, f"{message}{at}", END_ERRORED)
     if any(hasattr(r, "wasxfail") for r in reports):
-        return MutantResult(name, False, REFUTED, "still refuted as registered under the mutant")
+        return MutantResult(name, False, REFUTED, "still refuted as registered under the mutant", END_SURVIVED)
     if any(r.skipped for r in reports):
-        return MutantResult(name, False, SKIPPED, "the test skipped under the mutant")
-    return MutantResult(name, False, HELD, "every check passed under the mutant")
+        return MutantResult(name, False, SKIPPED, "the test skipped under the mutant", END_NOT_TRIED)
+    return MutantResult(name, False, HELD, "every check passed under the mutant", END_SURVIVED)
+
+
+class MutantItem(pytest.Item):
+    """One (statement test, mutant) pair, an item of its own (`test_x[smoke]@mutant-name`), so that xdist spreads
+    a statement's mutants over its workers; `MutantRunner` runs the statement test under the mutant in its place
+    and reports how it ended (on a passed report: the statement's verdict, not one test, decides whether the
+    mutant was killed; skipped: not tried)."""
+
+    def __init__(self, *, target: pytest.Item, mutant: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target = target
+        self.mutant = mutant
+
+    def runtest(self) -> None:  # never called: MutantRunner.pytest_runtest_protocol runs the pair
+        raise RuntimeError("a mutant item runs through MutantRunner")
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        path, line, domain = self.target.reportinfo()
+        return path, line, f"{domain}@{self.mutant}"
+
+
+def expected_end(statement: Any, result: MutantResult) -> str:
+    """The registry's reason for this errored or undecided end of the mutant, or ""."""
+    text = statement.mutants_expected_end.get(result.mutant, "")
+    return text if text.partition(":")[0].strip() == result.kind else ""
+
+
+def mutant_reports(item: MutantItem, result: MutantResult, start: float, stop: float) -> list[pytest.TestReport]:
+    """The setup, call and teardown reports of a mutant item; the call carries the result for the controller."""
+    claim, statement = item.target.stash[STATEMENT]
+    expected = expected_end(statement, result)
+    found = {
+        "test": item.target.nodeid,
+        "claim": claim.id,
+        "statement": statement.name,
+        "of": len(statement.mutants),
+        "expected": expected,
+        **asdict(result),
+    }
+    # A test's mutant that survives may be killed by another test of the statement: the verdict, not the item,
+    # decides (a broken claim fails the run), so the item passes whatever the end, and says which.
+    longrepr: Any = None
+    outcome = "passed"
+    if result.kind == END_NOT_TRIED:
+        outcome, longrepr = "skipped", (str(item.target.path), (item.location[1] or 0) + 1, result.detail)
+    quiet = {"nodeid": item.nodeid, "location": item.location, "keywords": {item.name: 1}, "longrepr": None}
+    return [
+        pytest.TestReport(**quiet, outcome="passed", when="setup", start=start, stop=start),
+        pytest.TestReport(
+            **{**quiet, "longrepr": longrepr},
+            outcome=outcome,
+            when="call",
+            duration=stop - start,
+            start=start,
+            stop=stop,
+            user_properties=[(MUTANT_PROPERTY, found)],
+        ),
+        pytest.TestReport(**quiet, outcome="passed", when="teardown", start=stop, stop=stop),
+    ]
+
+
+def mutant_of(report: Any) -> dict[str, Any] | None:
+    """The mutant result a report carries (a mutant item's call), or None."""
+    return next((value for name, value in getattr(report, "user_properties", ()) if name == MUTANT_PROPERTY), None)
+
+
+def verbose_word(found: dict[str, Any]) -> str:
+    if found["killed"]:
+        return f"KILLED ({found['kind']})"
+    if found["expected"]:
+        return f"{found['kind'].upper()} (expected)"
+    return found["kind"].upper()
 
 
 class MutantRunner:
-    """With --mutants: before a statement test's real run, runs it under each mutant its statement must kill (a
-    holds statement must fail under it; a refuted one must stop being refuted, which strict xfail reports as a
-    failure)."""
+    """With --mutants: each statement test is followed by one item per mutant its statement must kill (a holds
+    statement must fail under it; a refuted one must stop being refuted, which strict xfail reports as a
+    failure); each such item runs the statement test under its mutant."""
 
     def __init__(self, state: State) -> None:
         self.state = state
 
-    def try_mutant(self, item: pytest.Item, name: str) -> MutantResult:
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """After selection (-m, -k): the selected statement tests' mutant items, after every test, taken in turns
+        (each test's first mutant, then each one's second, ...): xdist hands out consecutive items in blocks, so
+        a statement's mutants land in different blocks and so on different workers."""
+        per_test: list[list[pytest.Item]] = []
+        for item in items:
+            if STATEMENT in item.stash and not isinstance(item, MutantItem):
+                found = []
+                for name in item.stash[STATEMENT][1].mutants:
+                    mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
+                    mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
+                    found.append(mutant)
+                per_test.append(found)
+        rounds = max((len(found) for found in per_test), default=0)
+        items.extend(found[i] for i in range(rounds) for found in per_test if i < len(found))
+
+    def try_mutant(self, item: pytest.Item, name: str, nextitem: pytest.Item | None) -> MutantResult:
         from _pytest.runner import runtestprotocol
 
         state = self.state
@@ -194,17 +327,32 @@ class MutantRunner:
         clear_function_caches(Path(state.config.rootpath))
         try:
             with applied(mutant):
-                reports = runtestprotocol(item, log=False, nextitem=item.parent)  # tears down only the item
+                reports = runtestprotocol(item, log=False, nextitem=nextitem)
         finally:
             state.mutant_active = state.store.namespace = state.store.mutated_module = ""
             clear_function_caches(Path(state.config.rootpath))
             state.store.take_events(item.nodeid)
         return classify(name, reports)
 
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
-        if STATEMENT not in item.stash:
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        if not isinstance(item, MutantItem):
+            return None  # the default protocol runs the real test
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        start = time.time()
+        result = self.try_mutant(item.target, item.mutant, nextitem)
+        for report in mutant_reports(item, result, start, time.time()):
+            item.ihook.pytest_runtest_logreport(report=report)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        found = mutant_of(report) if report.when == "call" else None
+        if found is None:
             return None
-        statement = item.stash[STATEMENT][1]
-        if statement.mutants:
-            item.stash[MUTANT_RESULTS] = [self.try_mutant(item, name) for name in statement.mutants]
-        return None  # the default protocol runs the real test
+        if report.skipped:
+            return "skipped", "s", "NOT TRIED"
+        if found["killed"]:
+            return "mutants killed", "k", (verbose_word(found), {"green": True})
+        if found["expected"]:
+            return "mutant ends expected", "e", (verbose_word(found), {"yellow": True})
+        return "mutants not killed", "S", (verbose_word(found), {"red": True})

@@ -37,6 +37,7 @@ STATEMENT_FIELDS = {
     "scale_free",
     "mutants",
     "mutants_waived",
+    "mutants_expected_end",
     "false_alarm",
     "false_alarm_basis",
 }
@@ -66,6 +67,9 @@ class Statement:
     scale_free: bool = False  # gives the same result at any scale: its tests run in every tier
     mutants: tuple[str, ...] = ()  # names of the mutants its tests must kill (change the registered outcome)
     mutants_waived: str = ""  # why a holds statement lists fewer than claims_min_mutants (say why none can be tried)
+    # Mutants whose end is expected to be `errored` or `undecided` rather than a kill, with why:
+    # {"mutant": "errored: why ..."}. Without an entry such an end fails the power check like a survivor.
+    mutants_expected_end: dict[str, str] = field(default_factory=dict)
     # The probability, per tier, that its tests end against the registry although the statement is true
     # (random draws, a chaotic trajectory); absent: no random ingredient decides it. `false_alarm_basis`
     # says where each number comes from (a test's level, a computed tail, a simulation).
@@ -115,6 +119,7 @@ STATEMENT_TYPES: dict[str, tuple[type, ...]] = {
     **{name: (bool,) for name in ("refutes_claim", "required", "scale_free")},
     "decisive_tiers": (list,),
     "mutants": (list,),
+    "mutants_expected_end": (dict,),
     "false_alarm": (int, float, dict),
 }
 TYPE_NAMES = {
@@ -167,6 +172,28 @@ def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> 
             f"registry: {where} states a false_alarm without false_alarm_basis (say how it was obtained)"
         )
     return out
+
+
+MUTANT_ENDS_NOT_KILLS = ("errored", "undecided")  # the ends a registry may say are expected for a mutant
+
+
+def _expected_ends(record: dict[str, Any], where: str) -> dict[str, str]:
+    """`mutants_expected_end` as {mutant: "errored: why"}: each key a mutant the statement lists, each value
+    an end that is not a kill followed by a colon and the reason."""
+    table = record.get("mutants_expected_end", {})
+    listed = set(record.get("mutants", ()))
+    for mutant, text in table.items():
+        if mutant not in listed:
+            raise RegistryError(
+                f"registry: {where} mutants_expected_end names {mutant!r}, not a mutant the statement lists"
+            )
+        end, sep, why = text.partition(":") if isinstance(text, str) else ("", "", "")
+        if end.strip() not in MUTANT_ENDS_NOT_KILLS or not sep or not why.strip():
+            raise RegistryError(
+                f"registry: {where} mutants_expected_end[{mutant!r}] must read 'errored: why' or "
+                f"'undecided: why', got {text!r}"
+            )
+    return {mutant: text.strip() for mutant, text in table.items()}
 
 
 def check_against_project(registry: "Registry", root: Path, min_mutants: int) -> None:
@@ -252,6 +279,7 @@ def _statement(st: dict[str, Any], cid: str, tiers: tuple[str, ...]) -> Statemen
         scale_free=bool(st.get("scale_free", False)),
         mutants=tuple(st.get("mutants", ())),
         mutants_waived=st.get("mutants_waived", ""),
+        mutants_expected_end=_expected_ends(st, where),
         false_alarm=_false_alarm(st, tiers, where),
         false_alarm_basis=str(st.get("false_alarm_basis", "")),
     )

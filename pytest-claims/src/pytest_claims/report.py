@@ -18,6 +18,7 @@ from typing import Any
 from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
+from pytest_claims.verdicts import END_ERRORED, END_SURVIVED, END_UNDECIDED, KILL_GUARD, KILL_REFUTED, end_of
 
 STYLE = """
 <style>
@@ -60,14 +61,32 @@ def _image(report_dir: Path | None, path: str) -> str | None:
     return "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode("ascii")
 
 
+def _mutant_end(result: dict[str, Any]) -> str:
+    end = end_of(result)
+    if end == KILL_REFUTED:
+        return "killed through the statement"
+    if end == KILL_GUARD:
+        return "killed by a reference check in the test body"
+    return {END_SURVIVED: "SURVIVED", END_ERRORED: "ERRORED (not a kill)", END_UNDECIDED: "UNDECIDED (not a kill)"}.get(
+        end, end
+    )
+
+
 def _power_cell(power: dict[str, Any] | None) -> str:
     if not power:
         return "<small>not run (--mutants)</small>"
-    colour = "#1a7f37" if not power["survivors"] and power["killed"] == power["of"] else "#cf222e"
+    failing = power["survivors"] or power.get("unexplained")
+    colour = "#cf222e" if failing or power["killed"] + power.get("expected", 0) < power["of"] else "#1a7f37"
     text = f"killed {power['killed']} of {power['of']}"
     out = badge(text, colour)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in (power.get("kinds") or {}).items() if count)
+    if kinds:
+        expected = f"; {power['expected']} as the registry expects" if power.get("expected") else ""
+        out += f"<br><small>{esc(kinds)}{esc(expected)}</small>"
     if power["survivors"]:
         out += "<br><small>survived: " + esc(", ".join(power["survivors"])) + "</small>"
+    if power.get("unexplained"):
+        out += "<br><small>not killed: " + esc(", ".join(power["unexplained"])) + "</small>"
     return out
 
 
@@ -157,7 +176,7 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
         )
     if run.get("mutants"):
         items = "".join(
-            f"<li>{esc(m['mutant'])}: {'killed' if m['killed'] else 'SURVIVED'} "
+            f"<li>{esc(m['mutant'])}: {esc(_mutant_end(m))} "
             f"({esc(m['outcome'])}{': ' + esc(m['detail']) if m.get('detail') else ''})</li>"
             for m in run["mutants"]
         )

@@ -20,12 +20,13 @@ from pytest_claims.registry import Registry, false_alarm_budget
 from pytest_claims.seeding import master_seed
 from pytest_claims.state import (
     INDIVISIBLE_PROPERTY,
+    MUTANT_PROPERTY,
     REFERENCE_PROPERTY,
     RUN_PROPERTY,
     STORE_PROPERTY,
     State,
 )
-from pytest_claims.verdicts import ClaimInputs, StatementRun
+from pytest_claims.verdicts import ClaimInputs, MutantResult, StatementRun
 
 
 def git_commit(root: Path) -> str:
@@ -98,6 +99,8 @@ class Controller:
                 state.store_events.setdefault(report.nodeid, []).extend(value)
             elif name == INDIVISIBLE_PROPERTY:
                 state.indivisible[report.nodeid] = value
+            elif name == MUTANT_PROPERTY:
+                state.mutant_results.setdefault(value["test"], {})[value["mutant"]] = value
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {
@@ -136,6 +139,7 @@ class Controller:
                 for cid in state.scheduled.get(test, ()):
                     inputs[cid].problems.append(f"the process running {test} crashed ({line})")
         for run in state.runs.values():
+            self.attach_mutants(run)
             inputs[run.claim].runs.append(run)
         if state.interrupted_by:
             for test, cids in state.scheduled.items():
@@ -147,6 +151,14 @@ class Controller:
             for claim in state.registry.claims_of_module(module):
                 inputs[claim.id].problems.append(f"collection error in {module}: {message}")
         return inputs
+
+    def attach_mutants(self, run: StatementRun) -> None:
+        """The results of the statement test's mutant items (run wherever xdist placed them), in the registry's
+        order of its mutants."""
+        found = self.state.mutant_results.get(run.test, {})
+        order = self.state.registry.claims[run.claim].statements[run.statement].mutants
+        fields = MutantResult.__dataclass_fields__
+        run.mutants = [{k: v for k, v in found[m].items() if k in fields} for m in order if m in found]
 
     def build_payload(self) -> dict[str, Any]:
         state, config = self.state, self.config

@@ -12,12 +12,13 @@ from pytest_claims.context import RunningSession
 from pytest_claims.evidence import Evidence
 from pytest_claims.registry import Claim, Registry, Statement
 from pytest_claims.store import ResultStore
-from pytest_claims.verdicts import MutantResult, StatementRun
+from pytest_claims.verdicts import StatementRun
 
 # What a worker puts on a test's report (user_properties: plain types, so they survive pytest-xdist).
 RUN_PROPERTY = "claims_statement_run"
 REFERENCE_PROPERTY = "claims_reference_outcome"
 STORE_PROPERTY = "claims_store_events"
+MUTANT_PROPERTY = "claims_mutant_result"  # a mutant item's result, with the statement test it belongs to
 INDIVISIBLE_PROPERTY = "claims_indivisible"  # a work unit's reason it cannot be split further
 # What a worker hands the controller when it finishes (workeroutput).
 REGISTRY_PROBLEMS = "claims_registry_problems"
@@ -28,7 +29,6 @@ STATEMENT_OF_OUTPUT = "claims_statement_of"
 DECLARED_TIER = pytest.StashKey[str]()
 STATEMENT = pytest.StashKey[tuple[Claim, Statement]]()
 EVIDENCE = pytest.StashKey[Evidence]()
-MUTANT_RESULTS = pytest.StashKey[list[MutantResult]]()
 
 
 class State:
@@ -48,6 +48,7 @@ class State:
         self.registry_check_failed = ""  # collection stopped at the registry check: no verdicts to give
         self.workers_registry_problems: list[str] = []  # the same check on xdist workers, reported by the controller
         self.runs: dict[str, StatementRun] = {}
+        self.mutant_results: dict[str, dict[str, dict[str, Any]]] = {}  # statement test -> mutant -> its result
         self.reference: dict[str, str] = {}
         self.exercised: dict[str, set[str]] = {}
         self.selected: set[str] = set()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_claims.mutants import mutant_of
 from pytest_claims.state import State
 
 
@@ -20,11 +21,20 @@ def changes_section(writer: Any, payload: dict[str, Any]) -> None:
         writer.write_line(f"      {s['claim']} / {s['statement']}: {s['before']} -> {s['after']}  ({s['test']})")
 
 
+def kinds_text(strength: dict[str, Any]) -> str:
+    """How the mutants ended, beside the count: ": refuted 4, guard 1, errored 1 (1 expected)"."""
+    kinds = strength.get("kinds") or {}
+    parts = [f"{kind} {count}" for kind, count in kinds.items() if count]
+    if strength.get("expected"):
+        parts.append(f"{strength['expected']} errored or undecided as the registry expects")
+    return ": " + ", ".join(parts) if parts else ""
+
+
 def verdicts_section(writer: Any, payload: dict[str, Any]) -> None:
     writer.write_sep("=", "claim verdicts")
     for record in payload["claims"]:
         strength = record.get("power")
-        power = f"  [mutants killed {strength['killed']}/{strength['of']}]" if strength else ""
+        power = f"  [mutants killed {strength['killed']}/{strength['of']}{kinds_text(strength)}]" if strength else ""
         expected = str(record.get("expected", ""))
         if expected and not (expected == record["verdict"] or expected.startswith(record["verdict"] + " ")):
             power += f"  [registered expected: {expected}]"
@@ -77,11 +87,35 @@ def report_section(writer: Any, state: State) -> None:
         writer.write_line(f"saved as run {state.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)")
 
 
+def mutants_progress_line(test: str, results: list[dict[str, Any]]) -> str:
+    """A statement test's mutants once all have ended: how many were killed, and how."""
+    first = results[0]
+    ends: dict[str, int] = {}
+    for r in results:
+        end = r["kind"] + (" (expected)" if r["expected"] and not r["killed"] else "")
+        ends[end] = ends.get(end, 0) + 1
+    killed = sum(1 for r in results if r["killed"])
+    how = ", ".join(f"{end} {count}" for end, count in ends.items())
+    return f"mutants of {first['claim']}:{first['statement']} killed {killed}/{first['of']} ({how})  [{test}]"
+
+
 class Terminal:
-    """Writes the summary of the run's verdicts.json (registered beside the session, on the controller)."""
+    """Writes the summary of the run's verdicts.json (registered beside the session, on the controller), and a
+    line per statement test as its mutants finish (--mutants)."""
 
     def __init__(self, state: State) -> None:
         self.state = state
+        self.mutants_seen: dict[str, list[dict[str, Any]]] = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        found = mutant_of(report) if report.when == "call" else None
+        if found is None:
+            return
+        results = self.mutants_seen.setdefault(found["test"], [])
+        results.append(found)
+        writer = self.state.config.pluginmanager.get_plugin("terminalreporter")
+        if len(results) == found["of"] and writer is not None and writer.verbosity >= 0:
+            writer.write_line(mutants_progress_line(found["test"], results))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         payload = self.state.payload

@@ -31,14 +31,43 @@ SCHEMA_VERSION = (
 RUN_KEYS = ("runs", "timings", "changes", "report_id")
 
 
+# How a mutant's test run ended (MutantResult.kind), kills first. Only the first two are kills: an unrelated
+# exception (the mutant broke the code, not the mathematics) and an inconclusive end fail the power check like a
+# survivor, unless the registry's mutants_expected_end says why that end is expected for that mutant.
+KILL_REFUTED = "refuted"  # through the statement: ClaimRefuted, or a refuted statement that stopped being refuted
+KILL_GUARD = "guard"  # an assertion in the test body (a reference check inside the statement test)
+END_ERRORED = "errored"
+END_UNDECIDED = "undecided"
+END_SURVIVED = "survived"
+END_NOT_TRIED = "not tried"  # the test skipped under the mutant: it tells nothing
+KILLS = (KILL_REFUTED, KILL_GUARD)
+MUTANT_ENDS = (KILL_REFUTED, KILL_GUARD, END_ERRORED, END_UNDECIDED, END_SURVIVED)  # strongest first
+
+
 @dataclass
 class MutantResult:
-    """One mutant tried against one statement test: killed (the test failed under it) or not."""
+    """One mutant tried against one statement test: how its run ended (`kind`, one of MUTANT_ENDS or
+    END_NOT_TRIED) and whether that is a kill."""
 
     mutant: str
     killed: bool
-    outcome: str  # the test's outcome under the mutant (failed, error, held, skipped, not applicable)
+    outcome: str  # the test's outcome under the mutant (failed, error, held, refuted, inconclusive, skipped)
     detail: str = ""
+    kind: str = ""  # empty in verdicts.json files written before the kinds (read by their outcome)
+
+
+def end_of(result: dict[str, Any]) -> str:
+    """A mutant result's kind; for a result recorded before kinds existed, read from its outcome."""
+    if result.get("kind"):
+        return result["kind"]
+    outcome = result.get("outcome")
+    if outcome in (SKIPPED, "not applicable"):
+        return END_NOT_TRIED
+    if outcome == INCONCLUSIVE:
+        return END_UNDECIDED
+    if outcome == ERROR:
+        return END_ERRORED
+    return KILL_REFUTED if result.get("killed") else END_SURVIVED
 
 
 @dataclass
@@ -96,43 +125,78 @@ class ClaimInputs:
 
 
 def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
-    """Mutants killed per statement and in total; None when no mutant was tried."""
-    per_statement: dict[str, dict[str, Any]] = {}
+    """Mutants killed per statement and in total, split by how each ended (`kinds`); None when no mutant was
+    tried. `survivors` and `unexplained` (an errored or undecided end the registry does not expect) fail it."""
+    per_statement: dict[str, dict[str, str]] = {}  # statement -> mutant -> its strongest end over the tests
     for run in runs:
         for result in run.mutants:
-            entry = per_statement.setdefault(
-                run.statement, {"killed": set(), "tried": set(), "survivors": set(), "not_tried": set()}
-            )
-            # Inconclusive under a mutant is a kill when the real run was decided as registered (the
-            # statement no longer holds, or no longer stays refuted); beside an undecided real run it tells nothing.
-            undecided = result["outcome"] == INCONCLUSIVE and not as_registered(
-                run.outcome, claim.statements[run.statement]
-            )
-            if result["outcome"] in (SKIPPED, "not applicable") or undecided:
-                entry["not_tried"].add(result["mutant"])
+            ends = per_statement.setdefault(run.statement, {})
+            end = end_of(result)
+            # Inconclusive under a mutant beside an undecided real run tells nothing (the statement was not
+            # decided without the mutant either).
+            if end == END_UNDECIDED and not as_registered(run.outcome, claim.statements[run.statement]):
+                end = END_NOT_TRIED
+            if end == END_NOT_TRIED:
                 continue
-            entry["tried"].add(result["mutant"])
-            (entry["killed"] if result["killed"] else entry["survivors"]).add(result["mutant"])
+            before = ends.get(result["mutant"])
+            if before is None or MUTANT_ENDS.index(end) < MUTANT_ENDS.index(before):
+                ends[result["mutant"]] = end
     if not per_statement:
         return None
     statements = {}
-    for name, entry in sorted(per_statement.items()):
-        listed = set(claim.statements[name].mutants)
-        # A mutant counts as killed for a statement if any of the statement's tests killed it.
-        killed = entry["killed"]
-        survivors = (entry["tried"] - killed) & listed
+    kinds = dict.fromkeys(MUTANT_ENDS, 0)
+    survivors, unexplained = set(), set()
+    for name, ends in sorted(per_statement.items()):
+        statement = claim.statements[name]
+        listed = [m for m in statement.mutants]
+        tried = {m: ends[m] for m in listed if m in ends}
+        expected = {
+            m: statement.mutants_expected_end[m]
+            for m, end in tried.items()
+            if statement.mutants_expected_end.get(m, "").partition(":")[0].strip() == end
+        }
+        for mutant, end in tried.items():
+            kinds[end] += 1
+            if end == END_SURVIVED:
+                survivors.add(f"{name}: {mutant}")
+            elif end not in KILLS and mutant not in expected:
+                unexplained.add(f"{name}: {mutant} ({end})")
         statements[name] = {
-            "killed": len(killed & listed),
+            "killed": sum(1 for end in tried.values() if end in KILLS),
             "of": len(listed),
-            "survivors": sorted(survivors),
-            "not_tried": sorted(listed - entry["tried"]),
+            "ends": tried,
+            "expected_ends": expected,
+            "survivors": sorted(m for m, end in tried.items() if end == END_SURVIVED),
+            "unexplained": sorted(
+                m for m, end in tried.items() if end not in KILLS + (END_SURVIVED,) and m not in expected
+            ),
+            "not_tried": sorted(set(listed) - set(tried)),
         }
     return {
         "killed": sum(s["killed"] for s in statements.values()),
         "of": sum(s["of"] for s in statements.values()),
-        "survivors": sorted({f"{name}: {m}" for name, s in statements.items() for m in s["survivors"]}),
+        "kinds": kinds,
+        "expected": sum(len(s["expected_ends"]) for s in statements.values()),
+        "survivors": sorted(survivors),
+        "unexplained": sorted(unexplained),
         "statements": statements,
     }
+
+
+def power_failures(strength: dict[str, Any] | None) -> str:
+    """Why the power check fails (surviving mutants, errored or undecided ends without a registry reason), or ""."""
+    if not strength:
+        return ""
+    parts = []
+    if strength["survivors"]:
+        survivors = ", ".join(strength["survivors"])
+        parts.append(f"mutants survived (the statement cannot tell them from the kernel): {survivors}")
+    if strength.get("unexplained"):
+        parts.append(
+            "mutants not killed, only errored or undecided, with no reason in the registry's mutants_expected_end: "
+            + ", ".join(strength["unexplained"])
+        )
+    return "; ".join(parts)
 
 
 def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
@@ -150,11 +214,9 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
             sorted({f"{r.statement} ({r.outcome}{': ' + r.test if r.outcome == CRASHED else ''})" for r in broken})
         )
         return "broken", f"outcome contradicts the registry: {names}"
-    strength = power(claim, runs)
-    if strength and strength["survivors"]:
-        return "broken", "mutants survived (the statement cannot tell them from the kernel): " + ", ".join(
-            strength["survivors"]
-        )
+    failures = power_failures(power(claim, runs))
+    if failures:
+        return "broken", failures
     if not runs:
         if inputs.not_reached:
             return "interrupted", _not_reached(inputs)

@@ -29,7 +29,6 @@ from pytest_claims.outcomes import (
 from pytest_claims.state import (
     EVIDENCE,
     INDIVISIBLE_PROPERTY,
-    MUTANT_RESULTS,
     REFERENCE_PROPERTY,
     RUN_PROPERTY,
     STATEMENT,
@@ -134,6 +133,17 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return None
 
 
+def raised_at(item: pytest.Item, call: pytest.CallInfo[Any]) -> str:
+    """Where in the test's own module the exception passed ("test_x.py:42"), or "" (the line of the guard that
+    caught a mutant, or of the call that raised)."""
+    if call.excinfo is None:
+        return ""
+    for entry in reversed(call.excinfo.traceback):
+        if Path(str(entry.path)) == Path(str(item.path)):
+            return f"{Path(str(entry.path)).name}:{entry.lineno + 1}"
+    return ""
+
+
 def item_path(report: pytest.TestReport) -> str:
     return report.location[0] if report.location else report.nodeid.split("::", 1)[0]
 
@@ -148,6 +158,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         return
     if state.mutant_active:  # what the mutant runner classifies by: the exception's type, not its message
         report.claims_assertion = call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
+        report.claims_refuted = call.excinfo is not None and call.excinfo.errisinstance(ClaimRefuted)
+        report.claims_raised_at = raised_at(item, call)
         return
     if report.when == "teardown":
         events = state.store.take_events(item.nodeid)
@@ -175,7 +187,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         reason=decided[1],
         evidence=evidence.as_dict() if evidence else {},
         figures=list(evidence.figures) if evidence else [],
-        mutants=[asdict(m) for m in item.stash.get(MUTANT_RESULTS, [])],
     )
     report.user_properties.append((RUN_PROPERTY, asdict(run)))
     if report.when == "call":
