@@ -52,3 +52,16 @@ def test_none_names_the_first_violating_case():
     statement_none([False, False], what="w")
     with pytest.raises(ClaimRefuted, match=r"w: 2 of 3 cases violate it; the first at 1: \(1, 4\)"):
         statement_none([False, True, True], what="w", cases=[(0, 1), (1, 4), (2, 9)])
+
+
+def test_evidence_values_become_exact_builtin_types():
+    """A str subclass (torch.__version__ is one) becomes a str: execnet cannot send a subclass from an xdist
+    worker, and a worker's report that fails to serialize ends the whole run in an INTERNALERROR."""
+    from pytest_claims.evidence import plain
+
+    class Version(str):
+        pass
+
+    found = plain({"torch": Version("2.13.0"), "nested": [Version("a"), (1, 2.5, True, None)]})
+    assert found == {"torch": "2.13.0", "nested": ["a", [1, 2.5, True, None]]}
+    assert type(found["torch"]) is str and type(found["nested"][0]) is str

@@ -30,8 +30,10 @@ def plain(value: Any) -> Any:
     if isinstance(value, float):
         value = float(value)
         return value if math.isfinite(value) else repr(value)
-    if value is None or isinstance(value, str):
+    if value is None:
         return value
+    if isinstance(value, str):  # str itself: a subclass (torch.__version__ is one) cannot cross to the controller
+        return str(value)
     return repr(value)
 
 
