@@ -467,3 +467,15 @@ def test_the_merge_schema_knows_every_registry_statement_field():
     from pytest_claims.registry import STATEMENT_FIELDS
 
     assert set(REGISTERED_STATEMENT_FIELDS) | {"name", "text", "expected"} == STATEMENT_FIELDS
+
+
+def test_the_merge_schema_knows_every_field_of_a_registered_statement():
+    """inputs.REGISTERED_STATEMENT_FIELDS lists exactly the optional fields of registry.Statement, so a field added
+    to the registry cannot make every merge of a run that uses it fail as 'not a field of this schema'."""
+    import dataclasses
+
+    from pytest_claims.inputs import REGISTERED_STATEMENT_FIELDS
+    from pytest_claims.registry import Statement
+
+    optional = {f.name for f in dataclasses.fields(Statement)} - {"name", "text", "expected"}
+    assert set(REGISTERED_STATEMENT_FIELDS) == optional

@@ -147,6 +147,7 @@ REGISTERED_STATEMENT_FIELDS: dict[str, Check] = {
     **{k: BOOL for k in ("refutes_claim", "required", "scale_free")},
     **{k: list_of(STR) for k in ("decisive_tiers", "mutants")},
     "false_alarm": dict_of(NUMBER),
+    "mutants_expected_end": dict_of(STR),
 }
 REGISTERED_STATEMENT = record(
     {"text": STR, "expected": one_of(("holds", "refuted"))}, REGISTERED_STATEMENT_FIELDS, closed=True
