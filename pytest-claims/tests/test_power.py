@@ -187,8 +187,10 @@ def test_an_errored_or_undecided_end_alone_breaks_the_claim(pytester):
 
 def test_the_registry_can_say_why_an_end_is_expected(pytester):
     make(pytester, area_mutants='["w-plus-h", "refuting", "errors"]', **EXPECTED_ENDS)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "--html=out/report.html")
     assert result.ret == 0
+    page = (pytester.path / "out" / "report.html").read_text()
+    assert "killed 4 of 6" in page and "refuted 2, guard 2, errored 1, undecided 1; 2 as the registry expects" in page
     record = claim(pytester)
     assert record["verdict"] == "verified"
     strength = record["power"]
