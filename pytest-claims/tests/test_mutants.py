@@ -75,16 +75,22 @@ def _report(when: str, outcome: str, *, assertion: bool = False, message: str = 
 
 @pytest.mark.smoke
 def test_a_mutant_result_is_classified_by_the_exception_type_not_its_message():
+    """The words of a message never decide a mutant's end: the attributes the worker sets do (the exception's type)."""
     from pytest_claims.mutants import classify
 
     passed = _report("setup", "passed")
     setup_error = _report("setup", "failed", message="RuntimeError: no ClaimRefuted here, nor an AssertionError")
-    assert classify("m", [setup_error]).outcome == "error"  # the message names the exception: no matter
+    found = classify("m", [setup_error])
+    assert (found.killed, found.outcome, found.kind) == (False, "error", "errored")  # the message names ClaimRefuted
     setup_assert = _report("setup", "failed", assertion=True, message="a guard in a fixture")
-    assert classify("m", [setup_assert]).outcome == "failed"
-    refuted = classify("m", [passed, _report("call", "failed", assertion=True, message="ClaimRefuted: x")])
-    assert (refuted.killed, refuted.outcome, refuted.detail) == (True, "failed", "ClaimRefuted: x")
+    assert classify("m", [setup_assert]).kind == "errored"  # a failed setup broke the code, whatever it raised
+    worded = classify("m", [passed, _report("call", "failed", assertion=True, message="ClaimRefuted: x")])
+    assert (worded.killed, worded.kind) == (True, "guard")  # an AssertionError that only says ClaimRefuted
+    refuted_report = _report("call", "failed", assertion=True, message="a refutation in other words")
+    refuted_report.claims_refuted = True  # what the worker sets for a ClaimRefuted
+    refuted = classify("m", [passed, refuted_report])
+    assert (refuted.killed, refuted.kind) == (True, "refuted")
     undecided = classify("m", [passed, _report("call", "skipped", inconclusive="straddles")])
-    assert (undecided.killed, undecided.outcome) == (True, "inconclusive")
+    assert (undecided.killed, undecided.outcome, undecided.kind) == (False, "inconclusive", "undecided")
     held = classify("m", [passed, _report("call", "passed"), _report("teardown", "passed")])
     assert (held.killed, held.outcome) == (False, "held")

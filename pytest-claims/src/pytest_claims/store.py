@@ -495,10 +495,3 @@ class ResultStore:
         mine = [asdict(e) for t, e in self._events if t == test]
         self._events = [(t, e) for t, e in self._events if t != test]
         return mine
-
-
-def current_store() -> ResultStore:
-    """The session's store: kept here for the suite's old import path (`pytest_claims.current_store` is the API)."""
-    from pytest_claims.context import current_store as found  # context imports this module
-
-    return found()
