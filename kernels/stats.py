@@ -1,8 +1,7 @@
-"""Small, exact statistics the K statements compute as evidence: sign and trend tests, drop tests, a t bound.
+"""Small, exact statistics the K and L6 statements compute as evidence: sign and trend tests, drop tests, a t bound.
 
 The binomial (Clopper-Pearson) bounds a statement decides by are the plugin's (pytest_claims.rate_lower_bound,
-rate_upper_bound, used by decide_rate); the two below are left only for the L6 test module, which reads
-them at 0.975 (the same as the plugin's at alpha = 0.025) until it moves to the plugin's.
+rate_upper_bound, used by decide_rate); kernels/tests/test_stats_reference.py checks them against SciPy's.
 """
 
 from __future__ import annotations
@@ -11,20 +10,6 @@ import math
 
 import numpy as np
 from scipy import stats
-
-
-def clopper_pearson_lower(successes: int, trials: int, confidence: float) -> float:
-    """One-sided Clopper-Pearson lower bound on a binomial rate."""
-    if successes <= 0:
-        return 0.0
-    return float(stats.beta.ppf(1.0 - confidence, successes, trials - successes + 1))
-
-
-def clopper_pearson_upper(successes: int, trials: int, confidence: float) -> float:
-    """One-sided Clopper-Pearson upper bound on a binomial rate."""
-    if successes >= trials:
-        return 1.0
-    return float(stats.beta.ppf(confidence, successes + 1, trials - successes))
 
 
 def sign_test_greater(differences: np.ndarray) -> tuple[float, int, int]:

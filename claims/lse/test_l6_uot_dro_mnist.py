@@ -24,10 +24,12 @@ from scipy import stats
 from fixtures import uot_dro as fx
 from fixtures.options import OPTIONS_KEY
 from kernels import safe_kl, uot_dro
-from kernels.stats import clopper_pearson_lower, clopper_pearson_upper, mean_lower_bound, sign_test_greater
+from kernels.stats import mean_lower_bound, sign_test_greater
 from claims.tiers import tiers
 from pytest_claims import (
     decide_test,
+    rate_lower_bound,
+    rate_upper_bound,
     registered_false_alarm,
     statement_ge,
     statement_holds,
@@ -295,7 +297,7 @@ def _baseline_overflow_evidence(run: dict, lr: float) -> dict:
     steps = run["overflow_step"][rows]
     over = steps[steps > 0]
     k, n = int(len(over)), int(len(rows))
-    lo, hi = clopper_pearson_lower(k, n, 0.975), clopper_pearson_upper(k, n, 0.975)  # the two-sided 95% interval
+    lo, hi = rate_lower_bound(k, n, 0.025), rate_upper_bound(k, n, 0.025)  # the two-sided 95% interval
     return {
         "overflowed": f"{k}/{n}",
         "seeds": [

@@ -19,6 +19,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 from kernels import stats as ks
+from pytest_claims import rate_lower_bound, rate_upper_bound
 
 CONFIDENCE = 0.99  # claims/kmeans/common.py
 BINOMIAL_CASES = [
@@ -32,6 +33,7 @@ BINOMIAL_CASES = [
 @pytest.mark.smoke
 @pytest.mark.parametrize("confidence", [CONFIDENCE, 0.999])
 def test_clopper_pearson_bounds_equal_scipy_exact_one_sided_intervals(confidence):
+    # The plugin's bounds, which the K statements decide by (pytest_claims.binomial), against SciPy's.
     # scipy finds its bounds by root finding (about 1e-9 relative); the defining equations below are
     # checked to 1e-8.
     for n, x in BINOMIAL_CASES:
@@ -42,10 +44,10 @@ def test_clopper_pearson_bounds_equal_scipy_exact_one_sided_intervals(confidence
             stats.binomtest(x, n, alternative="less").proportion_ci(confidence_level=confidence, method="exact").high
         )
         assert_allclose(
-            ks.clopper_pearson_lower(x, n, confidence), lower, rtol=1e-7, atol=1e-14, err_msg=f"lower, x={x}, n={n}"
+            rate_lower_bound(x, n, 1 - confidence), lower, rtol=1e-7, atol=1e-14, err_msg=f"lower, x={x}, n={n}"
         )
         assert_allclose(
-            ks.clopper_pearson_upper(x, n, confidence), upper, rtol=1e-7, atol=1e-14, err_msg=f"upper, x={x}, n={n}"
+            rate_upper_bound(x, n, 1 - confidence), upper, rtol=1e-7, atol=1e-14, err_msg=f"upper, x={x}, n={n}"
         )
 
 
@@ -54,7 +56,7 @@ def test_clopper_pearson_bounds_solve_their_defining_equations():
     """P(X >= x | p = lower) = 1 - confidence = P(X <= x | p = upper): one-sided, at 99%."""
     alpha = 1 - CONFIDENCE
     for n, x in BINOMIAL_CASES:
-        lower, upper = ks.clopper_pearson_lower(x, n, CONFIDENCE), ks.clopper_pearson_upper(x, n, CONFIDENCE)
+        lower, upper = rate_lower_bound(x, n, alpha), rate_upper_bound(x, n, alpha)
         if x > 0:
             assert_allclose(stats.binom.sf(x - 1, n, lower), alpha, rtol=1e-8, err_msg=f"x={x}, n={n}")
         else:
@@ -65,8 +67,8 @@ def test_clopper_pearson_bounds_solve_their_defining_equations():
             assert upper == 1.0
     # The statements' own case: 60 of 60 stalled trials gives 0.01 ** (1/60), not 0.1 ** (1/60) (90%)
     # nor 0.005 ** (1/60) (the lower end of a two-sided 99% interval).
-    assert ks.clopper_pearson_lower(60, 60, CONFIDENCE) == pytest.approx(0.01 ** (1 / 60), rel=1e-12)
-    assert ks.clopper_pearson_upper(0, 60, CONFIDENCE) == pytest.approx(1 - 0.01 ** (1 / 60), rel=1e-12)
+    assert rate_lower_bound(60, 60, 1 - CONFIDENCE) == pytest.approx(0.01 ** (1 / 60), rel=1e-12)
+    assert rate_upper_bound(0, 60, 1 - CONFIDENCE) == pytest.approx(1 - 0.01 ** (1 / 60), rel=1e-12)
 
 
 def _exact_upper_tail(positive: int, n: int) -> float:
