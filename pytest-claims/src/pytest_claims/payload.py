@@ -83,15 +83,22 @@ def read(path: Path) -> dict[str, Any]:
     return payload
 
 
+def read_any(path: str | Path, label: str = "") -> dict[str, Any]:
+    """A verdicts.json of any schema, of which only the claims (and what describes the run) are compared: a previous
+    run's or a saved one. PayloadError names the file (or `label`) otherwise."""
+    label = label or str(path)
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise PayloadError(f"{label}: not a readable verdicts.json ({error})") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("claims"), list):
+        raise PayloadError(f"{label}: not a verdicts.json (no list of claims)")
+    return payload
+
+
 def read_previous(path: str) -> dict[str, Any]:
     """A previous run's verdicts.json for `--previous-verdicts` (any schema: only its claims are compared)."""
-    try:
-        previous = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise PayloadError(f"--previous-verdicts {path}: cannot read a verdicts.json ({error})") from None
-    if not isinstance(previous, dict) or not isinstance(previous.get("claims"), list):
-        raise PayloadError(f"--previous-verdicts {path}: not a verdicts.json (no list of claims)")
-    return previous
+    return read_any(path, f"--previous-verdicts {path}")
 
 
 def claim_from(record: dict[str, Any]) -> Claim:

@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from pytest_claims import payload as verdicts_json
+from pytest_claims.payload import PayloadError
 from pytest_claims.verdicts import changes
 
 RUNS_DIR = "runs"
@@ -96,14 +98,11 @@ def default_previous(config: pytest.Config, report_dir: Path) -> str | None:
 
 
 def load(path: Path) -> dict[str, Any]:
-    """A verdicts.json of any schema (only its claims, environment, seed and runs are compared)."""
+    """A verdicts.json of any schema (payload.read_any: only its claims, environment, seed and runs are compared)."""
     try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise CompareError(f"{path}: not a readable verdicts.json ({error})") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("claims"), list):
-        raise CompareError(f"{path}: not a verdicts.json (no list of claims)")
-    return payload
+        return verdicts_json.read_any(path)
+    except PayloadError as error:
+        raise CompareError(str(error)) from None
 
 
 def resolve(argument: str, report_dir: Path) -> Path:
