@@ -29,7 +29,7 @@ def statement_inconclusive(message: str, *, needed: int | None = None) -> None:
     """End the statement test as inconclusive (`needed`: the sample size that would decide it)."""
     __tracebackhide__ = True
     raise StatementInconclusive(
-        message + (f"; about {needed} would decide it at the observed rate" if needed else ""), needed
+        message + (f"; about {needed} trials would decide it at the observed rate" if needed else ""), needed
     )
 
 

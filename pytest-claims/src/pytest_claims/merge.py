@@ -131,8 +131,8 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
             shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
             record = dict(record, verdict="broken", reason=f"the verdict differs between master seeds: {shown}")
         merged["claims"].append(record)
-    merged["seed"] = seeds
-    merged["runs"] = [dict(run, seed=seed) for seed in seeds for run in per_seed[seed]["runs"]]
+    merged["seed"] = [per_seed[seed].get("seed") for seed in seeds]  # as the runs wrote them (integers)
+    merged["runs"] = [dict(run, seed=per_seed[seed].get("seed")) for seed in seeds for run in per_seed[seed]["runs"]]
     merged["replication"] = {
         "seeds": seeds,
         "claims": claims,
