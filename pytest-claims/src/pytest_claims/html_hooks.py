@@ -48,3 +48,8 @@ class HtmlHooks:
             return
         expected = self.state.registry.claims[run["claim"]].statements[run["statement"]].expected
         cells[2:2] = html_report.claim_row_cells(run, expected, True)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: Any, data: list) -> None:
+        props = dict(getattr(report, "user_properties", None) or [])
+        html_report.refutation_log(props.get(RUN_PROPERTY), getattr(report, "longreprtext", ""), data)
