@@ -29,7 +29,8 @@ STYLE = """
 .claims-verdicts details{margin:2px 0}
 .claims-verdicts summary{cursor:pointer}
 .claims-verdicts .ev td{font-size:12px;padding:2px 4px}
-.claims-verdicts img.thumb{max-width:170px;max-height:120px;border:1px solid #d0d7de}
+.claims-verdicts .ev td:first-child{width:28%}
+.claims-verdicts img.thumb{max-width:100%;max-height:120px;border:1px solid #d0d7de}
 .claims-verdicts .changes{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;margin:8px 0}
 .claims-verdicts .claim-text{margin:4px 0;font-size:13px}
 .claims-verdicts .more>td{border-top:none;background:#fcfcfd}
@@ -223,7 +224,8 @@ def evidence_json(evidence: dict[str, Any]) -> str:
     """The evidence exactly as recorded (every digit), one fold below its named values."""
     if not evidence:
         return ""
-    text = json.dumps(evidence, indent=1, sort_keys=False, default=str)
+    # one line per recorded name: a deep record stays a readable block, not one number per line
+    text = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, default=str)}" for k, v in evidence.items()) + "\n}"
     return f'<details><summary><small>evidence as JSON</small></summary><pre class="json">{esc(text)}</pre></details>'
 
 
