@@ -126,7 +126,7 @@ def test_a_replication_set_is_titled_as_the_suite_with_each_seeds_key_numbers(pa
     first = verdicts(pytester)
     first["suite"] = "Toy paper <checks>"  # the suite's title, as its ini key claims_title gives it
     second = json.loads(json.dumps(first))
-    second["seed"] = 4242
+    second["seed"] = second["environment"]["master_seed"] = 4242
     formula = next(s for s in claim(second, "T1")["statements"] if s["statement"] == "formula")
     formula["evidence"]["checked"] = 4321  # a value only the second seed recorded
     paths = []
@@ -141,3 +141,6 @@ def test_a_replication_set_is_titled_as_the_suite_with_each_seeds_key_numbers(pa
     checked = claim(first, "T1")["key_numbers"][0]["values"][0]["value"]
     cell = re.search(r"formula: checked = (.*?)</small>", claim_row(merged, "toy/triangle"), re.S).group(1)
     assert f"<b>{checked}</b> [seed {first['seed']}]" in cell and "<b>4321</b> [seed 4242]" in cell
+    # the environment line is the seeds', not the first seed's alone; the runs table names each run's seed
+    assert "<b>master_seed</b> varies between runs (see runs)" in merged
+    assert "<tr><th>seed</th><th>tier</th>" in merged and "<tr><td>4242</td>" in merged

@@ -132,6 +132,7 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
             record = dict(record, verdict="broken", reason=f"the verdict differs between master seeds: {shown}")
         merged["claims"].append(dict(record, key_numbers=_key_numbers_by_seed(record, per_seed)))
     merged["seed"] = seeds
+    merged["environment"] = _common_environment(list(per_seed.values()))  # not the first seed's master_seed alone
     merged["runs"] = [dict(run, seed=seed) for seed in seeds for run in per_seed[seed]["runs"]]
     merged["replication"] = {
         "seeds": seeds,

@@ -316,18 +316,12 @@ def changes_html(changes: dict[str, Any] | None) -> str:
 
 def _runs_html(payload: dict[str, Any]) -> str:
     runs = payload.get("runs", [])
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{esc(run.get(k, ''))}</td>" for k in ("tier", "host", "device", "commit", "date", "store", "source")
-        )
-        + "</tr>"
-        for run in runs
-    )
-    return (
-        "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th>"
-        "<th>date</th><th>result store</th><th>verdicts</th></tr>" + rows + "</table>"
-    )
+    columns = ["tier", "host", "device", "commit", "date", "store", "source"]
+    heads = ["tier", "host", "device", "commit", "date", "result store", "verdicts"]
+    if any("seed" in run for run in runs):  # a replication set: which seed each run had
+        columns, heads = ["seed", *columns], ["seed", *heads]
+    rows = "".join("<tr>" + "".join(f"<td>{esc(run.get(k, ''))}</td>" for k in columns) + "</tr>" for run in runs)
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>" + rows + "</table>"
 
 
 def false_alarm_html(table: dict[str, Any] | None) -> str:
