@@ -1,10 +1,9 @@
 """HTML of the verdict report, rendered from a verdicts.json payload.
 
-The same pieces serve the pytest-html report (its summary section) and the standalone page that the
-merge command writes. At a glance: what changed since the previous run, then one table per paper with
-each claim's verdict, power (mutants killed), its key numbers and its main figure as a thumbnail;
-everything else (statement texts, evidence, figures, mutants, where results came from) folds into
-details elements.
+The same pieces serve the pytest-html report (its summary section) and the standalone page that the merge
+command writes: what changed since the previous run, filters, the false-alarm budget, then one table per paper
+with a row per claim (its text, verdict and reason, power, key numbers, figure) and below it, across the full
+width, a fold of its statement runs (refutation messages, evidence as named values, figures, mutants).
 """
 
 from __future__ import annotations
@@ -19,62 +18,8 @@ from typing import Any
 from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
+from pytest_claims.report_style import SCRIPT, STYLE
 from pytest_claims.verdicts import END_ERRORED, END_SURVIVED, END_UNDECIDED, KILL_GUARD, KILL_REFUTED, end_of
-
-STYLE = """
-<style>
-.claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
-.claims-verdicts td,.claims-verdicts th{border:1px solid #d0d7de;padding:4px 6px;vertical-align:top;font-size:13px}
-.claims-verdicts th{background:#f6f8fa;text-align:left}
-.claims-verdicts details{margin:2px 0}
-.claims-verdicts summary{cursor:pointer}
-.claims-verdicts .ev td{font-size:12px;padding:2px 4px}
-.claims-verdicts .ev td:first-child{width:28%}
-.claims-verdicts img.thumb{max-width:100%;max-height:120px;border:1px solid #d0d7de}
-.claims-verdicts .changes{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;margin:8px 0}
-.claims-verdicts .claim-text{margin:4px 0;font-size:13px}
-.claims-verdicts .more>td{border-top:none;background:#fcfcfd}
-.claims-verdicts a.permalink{color:#8c959f;text-decoration:none;margin-left:4px}
-.claims-verdicts a.permalink:hover{color:#0969da}
-.claims-verdicts .refutation{border-left:3px solid #cf222e;padding-left:6px}
-.claims-verdicts .filters{background:#f6f8fa;border:1px solid #d0d7de;padding:6px 10px;margin:8px 0;font-size:13px}
-.claims-verdicts .filters label{margin-right:10px;white-space:nowrap}
-.claims-verdicts .filters select{max-width:360px}
-.claims-verdicts table.claims{table-layout:fixed}
-.claims-verdicts table.claims td{overflow-wrap:anywhere}
-.claims-verdicts pre.json{font-size:11px;max-height:400px;overflow:auto;background:#f6f8fa;padding:4px}
-</style>
-"""
-
-# Inline (the page stays self-contained): the filters hide claim rows and paper sections; opening a
-# '#id' link unfolds every details element around its target.
-SCRIPT = """
-<script type="text/javascript">
-(function(){
-function claimsFilter(){
-  var root=document.querySelector('.claims-verdicts');if(!root)return;
-  var verdicts={};root.querySelectorAll('.filters input[data-verdict]').forEach(function(b){
-    verdicts[b.dataset.verdict]=b.checked;});
-  var paper=root.querySelector('.filters select[name=paper]').value;
-  var tier=root.querySelector('.filters select[name=tier]').value;
-  root.querySelectorAll('section[data-paper]').forEach(function(s){s.hidden=!!paper&&s.dataset.paper!==paper;});
-  root.querySelectorAll('tr[data-verdict]').forEach(function(r){
-    var tiers=(r.dataset.tiers||'').split(' ');
-    r.hidden=!verdicts[r.dataset.verdict]||(!!tier&&tiers.indexOf(tier)<0);});
-}
-function claimsOpen(){
-  var id=decodeURIComponent(location.hash.slice(1));if(!id)return;var el=document.getElementById(id);if(!el)return;
-  for(var n=el;n;n=n.parentElement){if(n.tagName==='DETAILS')n.open=true;if(n.tagName==='TR')n.hidden=false;}
-  if(el.tagName==='TR'&&el.nextElementSibling){var d=el.nextElementSibling.querySelector('details');if(d)d.open=true;}
-  el.scrollIntoView();
-}
-document.addEventListener('change',function(e){if(e.target.closest('.filters'))claimsFilter();});
-window.addEventListener('hashchange',claimsOpen);
-document.addEventListener('DOMContentLoaded',claimsOpen);
-if(document.readyState!=='loading')claimsOpen();
-})();
-</script>
-"""
 
 
 def esc(value: Any) -> str:
@@ -553,48 +498,3 @@ def row_extras(run: dict[str, Any]) -> list[Any]:
         f"{badge(outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}{evidence_table(run['evidence'])}</div>"
     )
     return [extras.html(table)]
-
-
-def test_id_cell(cell: str, report: Any) -> str:
-    """pytest-html's test id cell with the id escaped (a parametrize id may carry any text, `<script>` included);
-    a cell pytest-html did not write from the raw id (a version that escapes it) is kept."""
-    when = getattr(report, "when", "call")
-    raw = report.nodeid + ("" if when == "call" else f"::{when}")
-    if cell == f'<td class="col-testId">{raw}</td>':
-        return f'<td class="col-testId">{esc(raw)}</td>'
-    return cell
-
-
-def claim_header_cells() -> list[str]:
-    """The results table's two claim columns (pytest-html), after its result and test columns."""
-    return [
-        '<th class="sortable" data-column-type="claim">Claim / statement</th>',
-        '<th class="sortable" data-column-type="statement_outcome">Statement outcome</th>',
-    ]
-
-
-def claim_row_cells(run: dict[str, Any] | None, expected_or_outcome: str, reference: bool) -> list[str]:
-    """A results-table row's claim cells: a statement test's claim / statement and its outcome against the
-    registry (`expected_or_outcome`: the registered expectation), or, for another test (run None), a reference
-    test's outcome (`expected_or_outcome`) or a collection row."""
-    if run is None:
-        label = "reference test (no claim)" if reference else "collection"
-        return [
-            f'<td class="col-claim">{label}</td>',
-            f'<td class="col-statement_outcome">{esc(expected_or_outcome)}</td>',
-        ]
-    label = f"{run['outcome']} (registered: {expected_or_outcome})"
-    return [
-        f'<td class="col-claim">{esc(run["claim"])} / {esc(run["statement"])}</td>',
-        f'<td class="col-statement_outcome">{badge(label, OUTCOME_COLOURS.get(run["outcome"], NEUTRAL_COLOUR))}</td>',
-    ]
-
-
-def refutation_log(run: dict[str, Any] | None, longrepr: str, log: list[str]) -> None:
-    """A refuted statement's row in pytest-html's results table opens on its refutation message (the statement's
-    reason) instead of the traceback that carried it; captured output after it is kept."""
-    if run is None or run.get("outcome") != "refuted" or not run.get("reason") or not longrepr:
-        return
-    traceback = html.escape(longrepr) + "\n"
-    if log and log[0] == traceback:
-        log[0] = html.escape(f"refuted: {run['reason']}") + "\n"
