@@ -22,6 +22,7 @@ STYLE = """
 .claims-verdicts table.claims{table-layout:fixed}
 .claims-verdicts table.claims td{overflow-wrap:anywhere}
 .claims-verdicts pre.json{font-size:11px;max-height:400px;overflow:auto;background:#f6f8fa;padding:4px}
+.claims-verdicts pre.json{white-space:pre-wrap;overflow-wrap:anywhere}
 </style>
 """
 
