@@ -130,8 +130,9 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if found["replicated"] != found["of"]:
             shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
             record = dict(record, verdict="broken", reason=f"the verdict differs between master seeds: {shown}")
-        merged["claims"].append(record)
+        merged["claims"].append(dict(record, key_numbers=_key_numbers_by_seed(record, per_seed)))
     merged["seed"] = [per_seed[seed].get("seed") for seed in seeds]  # as the runs wrote them (integers)
+    merged["environment"] = _common_environment(list(per_seed.values()))  # not the first seed's master_seed alone
     merged["runs"] = [dict(run, seed=per_seed[seed].get("seed")) for seed in seeds for run in per_seed[seed]["runs"]]
     merged["replication"] = {
         "seeds": seeds,
@@ -140,6 +141,24 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "statements": statements,
     }
     return merged
+
+
+def _key_numbers_by_seed(record: dict[str, Any], per_seed: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A claim's key numbers with every seed's values, each labelled with its seed (the first seed's alone
+    would stand for the set)."""
+    out = []
+    for index, entry in enumerate(record.get("key_numbers", [])):
+        values = []
+        for seed, payload in per_seed.items():
+            found = next((c for c in payload["claims"] if c["id"] == record["id"]), None)
+            if found is None or index >= len(found.get("key_numbers", [])):
+                continue
+            seed_values = found["key_numbers"][index]["values"]
+            for value in seed_values:  # a run's own label only where the seed has several values
+                several = len(seed_values) > 1 and value.get("run")
+                values.append(dict(value, run=f"seed {seed}" + (f", {value['run']}" if several else "")))
+        out.append({"label": entry["label"], "values": values})
+    return out
 
 
 def _once(items: list[str]) -> list[str]:
@@ -271,6 +290,13 @@ def comparable(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k not in RUN_KEYS}
 
 
+def _title(given: str | None, merged: dict[str, Any]) -> str:
+    """The merged page's title: the one given, else the suite's; a replication set says so, with its seeds."""
+    seeds = merged.get("replication", {}).get("seeds")
+    what = f"replication over seeds {', '.join(map(str, seeds))}" if seeds else "merged runs"
+    return f"{given or merged.get('suite') or 'claim verification suite'}: {what} ({merged['tier']})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_claims.merge", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="verdicts.json files of the runs to merge")
@@ -278,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         "-o", "--out", type=Path, required=True, help="directory for the merged verdicts.json and verdict.html"
     )
     parser.add_argument("--previous", type=Path, help="a previous verdicts.json: put what changed since at the top")
-    parser.add_argument("--title", default="Claim verification suite: merged runs")
+    parser.add_argument("--title", help="the page's title (default: the suite's title, from the runs)")
     args = parser.parse_args(argv)
     try:
         refuse_output_holding_inputs(args.out, [*args.runs, *([args.previous] if args.previous else [])])
@@ -294,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     copy_figures(merged, [p.resolve() for p in args.runs], args.out)
     merged[REPORT_ID] = new_report_id()
     try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
-        write_merged(args.out, merged, standalone_html(merged, args.out, f"{args.title} ({merged['tier']})"))
+        write_merged(args.out, merged, standalone_html(merged, args.out, _title(args.title, merged)))
     except (OSError, ReportDirectoryBusy) as error:
         pair = [args.out / "verdicts.json", args.out / "verdict.html"]
         print(f"merge: {failed_write_line(error, pair) if isinstance(error, OSError) else error}", file=sys.stderr)

@@ -1,10 +1,9 @@
 """HTML of the verdict report, rendered from a verdicts.json payload.
 
-The same pieces serve the pytest-html report (its summary section) and the standalone page that the
-merge command writes. At a glance: what changed since the previous run, then one table per paper with
-each claim's verdict, power (mutants killed), its key numbers and its main figure as a thumbnail;
-everything else (statement texts, evidence, figures, mutants, where results came from) folds into
-details elements.
+The same pieces serve the pytest-html report (its summary section) and the standalone page that the merge
+command writes: what changed since the previous run, filters, the false-alarm budget, then one table per paper
+with a row per claim (its text, verdict and reason, power, key numbers, figure) and below it, across the full
+width, a fold of its statement runs (refutation messages, evidence as named values, figures, mutants).
 """
 
 from __future__ import annotations
@@ -12,26 +11,15 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
+from pytest_claims.report_style import SCRIPT, STYLE
 from pytest_claims.verdicts import END_ERRORED, END_SURVIVED, END_UNDECIDED, KILL_GUARD, KILL_REFUTED, end_of
-
-STYLE = """
-<style>
-.claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
-.claims-verdicts td,.claims-verdicts th{border:1px solid #d0d7de;padding:4px 6px;vertical-align:top;font-size:13px}
-.claims-verdicts th{background:#f6f8fa;text-align:left}
-.claims-verdicts details{margin:2px 0}
-.claims-verdicts summary{cursor:pointer}
-.claims-verdicts .ev td{font-size:12px;padding:2px 4px}
-.claims-verdicts img.thumb{max-width:170px;max-height:120px;border:1px solid #d0d7de}
-.claims-verdicts .changes{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;margin:8px 0}
-</style>
-"""
 
 
 def esc(value: Any) -> str:
@@ -45,13 +33,45 @@ def badge(text: str, colour: str) -> str:
     )
 
 
+SIGNIFICANT = 4  # digits of a float shown in the tables; the full value is in the evidence's JSON fold
+
+
+def _rounded(value: Any) -> Any:
+    """The value with every float in it cut to SIGNIFICANT digits (for display only)."""
+    if isinstance(value, float):
+        return float(f"{value:.{SIGNIFICANT}g}")
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
 def number(value: Any, limit: int = 160) -> str:
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return f"{value:.{SIGNIFICANT}g}"
     if isinstance(value, (list, dict)):
-        text = json.dumps(value)
+        text = json.dumps(_rounded(value))
         return esc(text if len(text) < limit else text[: limit - 3] + "...")
     return esc(value)
+
+
+def named_values(value: Any, limit: int = 400) -> str:
+    """A value as a reader reads it: a record's fields as 'name = value' pairs (unset ones left out), a number
+    to SIGNIFICANT digits, anything deeper as compact JSON of its rounded numbers."""
+    if isinstance(value, dict) and value:
+        shown = [f"{esc(k)} = {number(v, 120)}" for k, v in value.items() if v is not None]
+        return "; ".join(shown) or "&mdash;"
+    return number(value, limit)
+
+
+def slug(text: str) -> str:
+    """An id attribute (and URL fragment) for a claim or statement test: no whitespace, quotes or brackets."""
+    return re.sub(r"[^A-Za-z0-9_.:/=-]+", "-", text).strip("-")
+
+
+def permalink(anchor: str) -> str:
+    return f'<a class="permalink" href="#{esc(anchor)}" title="permanent link">#</a>'
 
 
 def _image(report_dir: Path | None, path: str) -> str | None:
@@ -138,27 +158,40 @@ def evidence_table(evidence: dict[str, Any]) -> str:
     )
     headline = set(evidence.get("headline", []))
     rows = "".join(
-        f"<tr><td><code>{esc(k)}</code></td><td>{_bold(number(evidence[k], 400), k in headline)}</td></tr>"
+        f"<tr><td><code>{esc(k)}</code></td><td>{_bold(named_values(evidence[k]), k in headline)}</td></tr>"
         for k in names
         if k in evidence
     )
     return f'<table class="ev">{rows}</table>' if rows else ""
 
 
+def evidence_json(evidence: dict[str, Any]) -> str:
+    """The evidence exactly as recorded (every digit), one fold below its named values."""
+    if not evidence:
+        return ""
+    # one line per recorded name: a deep record stays a readable block, not one number per line
+    text = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, default=str)}" for k, v in evidence.items()) + "\n}"
+    return f'<details><summary><small>evidence as JSON</small></summary><pre class="json">{esc(text)}</pre></details>'
+
+
 def _statement_details(run: dict[str, Any], report_dir: Path | None, store_events: list[dict[str, Any]]) -> str:
     outcome = run["outcome"]
     label = f"{outcome} (registered: {run['expected']})"
+    anchor = slug(run["test"])
     parts = [
-        "<details><summary>",
+        f'<details id="{esc(anchor)}"><summary>',
         (
             f"<code>{esc(run['statement'])}</code> [{esc(run['tier'])}] "
             f"{badge(label, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))} "
         ),
-        f"<small>{esc(run['test'])}</small></summary>",
+        f"<small>{esc(run['test'])}</small>{permalink(anchor)}</summary>",
         f"<p><i>{esc(run['text'])}</i></p>",
     ]
     if run.get("reason"):
-        parts.append(f"<p><b>reason:</b> {esc(run['reason'])}</p>")
+        what = "refuted" if outcome == "refuted" else "reason"  # a refutation's message, not its traceback
+        parts.append(
+            f'<p class="{"refutation" if outcome == "refuted" else "reason"}"><b>{what}:</b> {esc(run["reason"])}</p>'
+        )
     if run.get("false_alarm"):
         parts.append(f"<p><small>registered false-alarm probability at this tier: {run['false_alarm']:.3g}</small></p>")
     if run.get("inconclusive_chance") is not None:
@@ -167,6 +200,7 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
             f"{run['inconclusive_chance']:.3g}</small></p>"
         )
     parts.append(evidence_table(run.get("evidence", {})))
+    parts.append(evidence_json(run.get("evidence", {})))
     for figure in run.get("figures", []):
         src = _image(report_dir, figure["path"])
         parts.append(
@@ -227,18 +261,12 @@ def changes_html(changes: dict[str, Any] | None) -> str:
 
 def _runs_html(payload: dict[str, Any]) -> str:
     runs = payload.get("runs", [])
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{esc(run.get(k, ''))}</td>" for k in ("tier", "host", "device", "commit", "date", "store", "source")
-        )
-        + "</tr>"
-        for run in runs
-    )
-    return (
-        "<table><tr><th>tier</th><th>host</th><th>device</th><th>commit</th>"
-        "<th>date</th><th>result store</th><th>verdicts</th></tr>" + rows + "</table>"
-    )
+    columns = ["tier", "host", "device", "commit", "date", "store", "source"]
+    heads = ["tier", "host", "device", "commit", "date", "result store", "verdicts"]
+    if any("seed" in run for run in runs):  # a replication set: which seed each run had
+        columns, heads = ["seed", *columns], ["seed", *heads]
+    rows = "".join("<tr>" + "".join(f"<td>{esc(run.get(k, ''))}</td>" for k in columns) + "</tr>" for run in runs)
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>" + rows + "</table>"
 
 
 def false_alarm_html(table: dict[str, Any] | None) -> str:
@@ -256,7 +284,7 @@ def false_alarm_html(table: dict[str, Any] | None) -> str:
             for r in found["statements"]
         )
         parts.append(
-            f"<details><summary><b>{esc(tier)}</b>: "
+            f"<details open><summary><b>{esc(tier)}</b>: "
             f"sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
             "<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>"
             f"{rows}</table></details>"
@@ -346,6 +374,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
             + "</p>"
         )
     order = {v: i for i, v in enumerate(VERDICTS)}
+    parts.append(filters_html(payload))
     parts.append(false_alarm_html(payload.get("false_alarm")))
     for paper, meta in payload["papers"].items():
         records = sorted(
@@ -353,49 +382,99 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         )
         if not records:
             continue
+        parts.append(f'<section data-paper="{esc(paper)}">')
         parts.append(f"<h2>{esc(meta['title'])}</h2><p><small>source: {esc(meta.get('source', ''))}</small></p>")
         parts.append(
-            '<table><tr><th style="width:27%">claim</th><th style="width:23%">verdict</th>'
-            '<th style="width:9%">power</th><th style="width:29%">key numbers</th>'
+            '<table class="claims"><tr><th style="width:34%">claim</th><th style="width:22%">verdict</th>'
+            '<th style="width:9%">power</th><th style="width:23%">key numbers</th>'
             '<th style="width:12%">figure</th></tr>'
         )
         for r in records:
-            thumb = ""
-            if r.get("figure"):
-                src = _image(report_dir, r["figure"]["path"])
-                thumb = f'<img class="thumb" src="{src}" title="{esc(r["figure"]["title"])}">' if src else ""
-            details = [
-                (
-                    f"<details><summary><small>claim text, provenance and {len(r['statements'])} statement runs"
-                    "</small></summary>"
-                ),
-                f"<p><i>{esc(r['statement'])}</i></p>",
-            ]
-            if r.get("provenance"):
-                details.append(f"<p><small><b>provenance:</b> {esc(r['provenance'])}</small></p>")
-            if r["statements_without_tests"] and r["verdict"] != "not exercised":
-                details.append(
-                    f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>"
-                )
-            details.extend(
-                _statement_details(run, report_dir, store_events.get(run["test"], [])) for run in r["statements"]
-            )
-            details.append("</details>")
-            parts.append(
-                "<tr>"
-                f"<td><b>{esc(r['key'])}</b> <code>{esc(r['id'])}</code>"
-                f"<br><small>{esc(r['where'])}</small>{''.join(details)}</td>"
-                f"<td>{badge(r['verdict'], COLOURS[r['verdict']])}<br><small>{esc(r['reason'])}</small>"
-                f"<br><small>expected: {esc(r['expected'])}; "
-                f"tiers run: {esc(', '.join(r['tiers_run']) or '-')}</small></td>"
-                f"<td>{_power_cell(r.get('power'))}</td>"
-                f"<td><small>{_key_numbers(r)}</small></td>"
-                f"<td>{thumb}</td>"
-                "</tr>"
-            )
-        parts.append("</table>")
+            parts.append(_claim_rows(r, report_dir, store_events))
+        parts.append("</table></section>")
     parts.append("</div>")
+    parts.append(SCRIPT)
     return "\n".join(parts)
+
+
+CLAIM_COLUMNS = 5
+
+
+def side_findings(record: dict[str, Any]) -> list[str]:
+    """Statements registered refuted that do not refute the claim (refutes_claim false) and were refuted:
+    findings beside the claim, named in its reason line."""
+    registered = record.get("registry", {}).get("statements", {})
+    found = []
+    for run in record["statements"]:
+        entry = registered.get(run["statement"], {})
+        side = entry.get("expected") == "refuted" and not entry.get("refutes_claim", False)
+        if side and run["outcome"] == "refuted" and run["statement"] not in found:
+            found.append(run["statement"])
+    return found
+
+
+def _claim_rows(r: dict[str, Any], report_dir: Path | None, store_events: dict[str, Any]) -> str:
+    """A claim's row (its text visible) and, below it, a row across the full width folding its provenance and
+    statement runs; both carry the verdict and tiers the filters read."""
+    thumb = ""
+    if r.get("figure"):
+        src = _image(report_dir, r["figure"]["path"])
+        thumb = f'<img class="thumb" src="{src}" title="{esc(r["figure"]["title"])}">' if src else ""
+    tiers = sorted(set(r["tiers_run"]) | {s["tier"] for s in r["statements"]})
+    data = f'data-verdict="{esc(r["verdict"])}" data-tiers="{esc(" ".join(tiers))}"'
+    anchor = slug(r["id"])
+    details = [
+        f"<details><summary><small>provenance and {len(r['statements'])} statement runs</small></summary>",
+    ]
+    if r.get("provenance"):
+        details.append(f"<p><small><b>provenance:</b> {esc(r['provenance'])}</small></p>")
+    if r["statements_without_tests"] and r["verdict"] != "not exercised":
+        details.append(
+            f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>"
+        )
+    details.extend(_statement_details(run, report_dir, store_events.get(run["test"], [])) for run in r["statements"])
+    details.append("</details>")
+    findings = side_findings(r)
+    side = (
+        f"<br><small><b>side findings</b> (refuted as registered): {esc(', '.join(findings))}</small>"
+        if findings
+        else ""
+    )
+    return (
+        f'<tr id="{esc(anchor)}" class="claim" {data}>'
+        f"<td><b>{esc(r['key'])}</b> <code>{esc(r['id'])}</code>{permalink(anchor)}"
+        f"<br><small>{esc(r['where'])}</small>"
+        f'<p class="claim-text">{esc(r["statement"])}</p></td>'
+        f"<td>{badge(r['verdict'], COLOURS[r['verdict']])}<br><small>{esc(r['reason'])}</small>{side}"
+        f"<br><small>expected: {esc(r['expected'])}; "
+        f"tiers run: {esc(', '.join(r['tiers_run']) or '-')}</small></td>"
+        f"<td>{_power_cell(r.get('power'))}</td>"
+        f"<td><small>{_key_numbers(r)}</small></td>"
+        f"<td>{thumb}</td>"
+        "</tr>"
+        f'<tr class="more" {data}><td colspan="{CLAIM_COLUMNS}">{"".join(details)}</td></tr>'
+    )
+
+
+def filters_html(payload: dict[str, Any]) -> str:
+    """Checkboxes per verdict and selects for paper and tier; the inline script hides what they leave out."""
+    claims = payload.get("claims", [])
+    verdicts = [v for v in VERDICTS if any(r["verdict"] == v for r in claims)]
+    tiers = sorted({t for r in claims for t in r["tiers_run"]} | {s["tier"] for r in claims for s in r["statements"]})
+    boxes = "".join(
+        f'<label><input type="checkbox" checked data-verdict="{esc(v)}"> {badge(v, COLOURS[v])}</label>'
+        for v in verdicts
+    )
+    papers = "".join(
+        f'<option value="{esc(k)}">{esc(meta.get("title", k))}</option>'
+        for k, meta in payload.get("papers", {}).items()
+    )
+    tier_options = "".join(f'<option value="{esc(t)}">{esc(t)}</option>' for t in tiers)
+    return (
+        f'<div class="filters"><b>Show</b> {boxes}'
+        f'<label>paper <select name="paper"><option value="">all</option>{papers}</select></label>'
+        f'<label>tier <select name="tier"><option value="">all</option>{tier_options}</select></label></div>'
+    )
 
 
 def standalone_html(payload: dict[str, Any], report_dir: Path, title: str) -> str:
@@ -419,38 +498,3 @@ def row_extras(run: dict[str, Any]) -> list[Any]:
         f"{badge(outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}{evidence_table(run['evidence'])}</div>"
     )
     return [extras.html(table)]
-
-
-def test_id_cell(cell: str, report: Any) -> str:
-    """pytest-html's test id cell with the id escaped (a parametrize id may carry any text, `<script>` included);
-    a cell pytest-html did not write from the raw id (a version that escapes it) is kept."""
-    when = getattr(report, "when", "call")
-    raw = report.nodeid + ("" if when == "call" else f"::{when}")
-    if cell == f'<td class="col-testId">{raw}</td>':
-        return f'<td class="col-testId">{esc(raw)}</td>'
-    return cell
-
-
-def claim_header_cells() -> list[str]:
-    """The results table's two claim columns (pytest-html), after its result and test columns."""
-    return [
-        '<th class="sortable" data-column-type="claim">Claim / statement</th>',
-        '<th class="sortable" data-column-type="statement_outcome">Statement outcome</th>',
-    ]
-
-
-def claim_row_cells(run: dict[str, Any] | None, expected_or_outcome: str, reference: bool) -> list[str]:
-    """A results-table row's claim cells: a statement test's claim / statement and its outcome against the
-    registry (`expected_or_outcome`: the registered expectation), or, for another test (run None), a reference
-    test's outcome (`expected_or_outcome`) or a collection row."""
-    if run is None:
-        label = "reference test (no claim)" if reference else "collection"
-        return [
-            f'<td class="col-claim">{label}</td>',
-            f'<td class="col-statement_outcome">{esc(expected_or_outcome)}</td>',
-        ]
-    label = f"{run['outcome']} (registered: {expected_or_outcome})"
-    return [
-        f'<td class="col-claim">{esc(run["claim"])} / {esc(run["statement"])}</td>',
-        f'<td class="col-statement_outcome">{badge(label, OUTCOME_COLOURS.get(run["outcome"], NEUTRAL_COLOUR))}</td>',
-    ]

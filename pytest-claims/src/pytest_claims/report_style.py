@@ -1,0 +1,57 @@
+"""The verdict report's inline stylesheet and script (the page loads nothing from elsewhere)."""
+
+STYLE = """
+<style>
+.claims-verdicts table{border-collapse:collapse;width:100%;margin-bottom:1em}
+.claims-verdicts td,.claims-verdicts th{border:1px solid #d0d7de;padding:4px 6px;vertical-align:top;font-size:13px}
+.claims-verdicts th{background:#f6f8fa;text-align:left}
+.claims-verdicts details{margin:2px 0}
+.claims-verdicts summary{cursor:pointer}
+.claims-verdicts .ev td{font-size:12px;padding:2px 4px}
+.claims-verdicts .ev td:first-child{width:28%}
+.claims-verdicts img.thumb{max-width:100%;max-height:120px;border:1px solid #d0d7de}
+.claims-verdicts .changes{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;margin:8px 0}
+.claims-verdicts .claim-text{margin:4px 0;font-size:13px}
+.claims-verdicts .more>td{border-top:none;background:#fcfcfd}
+.claims-verdicts a.permalink{color:#8c959f;text-decoration:none;margin-left:4px}
+.claims-verdicts a.permalink:hover{color:#0969da}
+.claims-verdicts .refutation{border-left:3px solid #cf222e;padding-left:6px}
+.claims-verdicts .filters{background:#f6f8fa;border:1px solid #d0d7de;padding:6px 10px;margin:8px 0;font-size:13px}
+.claims-verdicts .filters label{margin-right:10px;white-space:nowrap}
+.claims-verdicts .filters select{max-width:360px}
+.claims-verdicts table.claims{table-layout:fixed}
+.claims-verdicts table.claims td{overflow-wrap:anywhere}
+.claims-verdicts pre.json{font-size:11px;max-height:400px;overflow:auto;background:#f6f8fa;padding:4px}
+.claims-verdicts pre.json{white-space:pre-wrap;overflow-wrap:anywhere}
+</style>
+"""
+
+# Inline (the page stays self-contained): the filters hide claim rows and paper sections; opening a
+# '#id' link unfolds every details element around its target.
+SCRIPT = """
+<script type="text/javascript">
+(function(){
+function claimsFilter(){
+  var root=document.querySelector('.claims-verdicts');if(!root)return;
+  var verdicts={};root.querySelectorAll('.filters input[data-verdict]').forEach(function(b){
+    verdicts[b.dataset.verdict]=b.checked;});
+  var paper=root.querySelector('.filters select[name=paper]').value;
+  var tier=root.querySelector('.filters select[name=tier]').value;
+  root.querySelectorAll('section[data-paper]').forEach(function(s){s.hidden=!!paper&&s.dataset.paper!==paper;});
+  root.querySelectorAll('tr[data-verdict]').forEach(function(r){
+    var tiers=(r.dataset.tiers||'').split(' ');
+    r.hidden=!verdicts[r.dataset.verdict]||(!!tier&&tiers.indexOf(tier)<0);});
+}
+function claimsOpen(){
+  var id=decodeURIComponent(location.hash.slice(1));if(!id)return;var el=document.getElementById(id);if(!el)return;
+  for(var n=el;n;n=n.parentElement){if(n.tagName==='DETAILS')n.open=true;if(n.tagName==='TR')n.hidden=false;}
+  if(el.tagName==='TR'&&el.nextElementSibling){var d=el.nextElementSibling.querySelector('details');if(d)d.open=true;}
+  el.scrollIntoView();
+}
+document.addEventListener('change',function(e){if(e.target.closest('.filters'))claimsFilter();});
+window.addEventListener('hashchange',claimsOpen);
+document.addEventListener('DOMContentLoaded',claimsOpen);
+if(document.readyState!=='loading')claimsOpen();
+})();
+</script>
+"""

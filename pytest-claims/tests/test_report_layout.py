@@ -1,0 +1,146 @@
+"""The verdict report read like the paper's table (issue 24, item 6): the claim text in its row, a refuted statement's
+message instead of its traceback, side findings in the claim's reason, evidence as named values, statement runs
+across the full width, the false-alarm table open, filters and permanent links, the merged report's title and
+each seed's key numbers."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402, F401 (imported before the in-process runs, which then keep these modules)
+import numpy  # noqa: E402, F401
+from pytest_claims.merge import main as merge_main
+from pytest_claims.report import evidence_json, evidence_table, false_alarm_html
+from test_plugin import claim, project, verdicts  # noqa: F401 (project: the fixture)
+
+
+@pytest.fixture
+def page(project):
+    """One smoke run of the toy project with an HTML report: (its pytester, the page)."""
+    pytester = project()
+    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/report.html")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    return pytester, (pytester.path / "out" / "report.html").read_text()
+
+
+def claim_row(page: str, claim_id: str) -> str:
+    """The claim's own row (not the folded row below it)."""
+    found = re.search(rf'<tr id="{re.escape(claim_id)}" class="claim"[^>]*>(.*?)</tr>', page, re.S)
+    assert found, f"no row for {claim_id}"
+    return found.group(1)
+
+
+def without_folds(fragment: str) -> str:
+    return re.sub(r"<details.*?</details>", "", fragment, flags=re.S)
+
+
+@pytest.mark.smoke
+def test_the_claim_text_is_in_its_row_and_a_side_finding_in_its_reason(page):
+    _, text = page
+    row = claim_row(text, "toy/triangle")
+    visible = without_folds(row)
+    assert "1 + 2 + ... + n = n (n + 1) / 2" in visible  # not behind a fold
+    # `squares` is registered refuted with refutes_claim = false and was refuted: a side finding, named
+    assert re.search(r"side findings</b> \(refuted as registered\): squares", visible), visible
+    assert "side findings" not in claim_row(text, "toy/constant")
+
+
+@pytest.mark.smoke
+def test_a_refuted_statement_shows_its_refutation_message_not_its_traceback(page):
+    pytester, text = page
+    squares = next(s for s in claim(verdicts(pytester), "T1")["statements"] if s["statement"] == "squares")
+    assert squares["outcome"] == "refuted" and squares["reason"]
+    assert f'<p class="refutation"><b>refuted:</b> {html.escape(squares["reason"])}</p>' in text
+    blob = json.loads(html.unescape(re.search(r'data-jsonblob="([^"]*)"', text).group(1)))
+    logs = [row["log"] for test, rows in blob["tests"].items() if "squares" in test for row in rows]
+    assert logs and all(log.startswith(html.escape("refuted: " + squares["reason"])) for log in logs), logs
+    assert not any("Traceback" in log or "evidence = " in log for log in logs), logs
+
+
+@pytest.mark.smoke
+def test_statement_runs_span_every_column(page):
+    _, text = page
+    columns = len(re.findall(r"<th[ >]", re.search(r'<table class="claims">\s*<tr>(.*?)</tr>', text, re.S).group(1)))
+    more = re.findall(r'<tr class="more"[^>]*><td colspan="(\d+)">\s*<details>', text)
+    assert columns == 5 and more and set(more) == {str(columns)}
+
+
+@pytest.mark.smoke
+def test_evidence_as_named_values_to_four_digits_and_the_json_one_fold_down():
+    evidence = {
+        "headline": ["smallest_gap"],
+        "smallest_gap": 0.5040071872044416,
+        "per image check": {"checked": 192, "violations": 0, "actual": 1.3518333435058594e-4, "upper": None},
+    }
+    table = evidence_table(evidence)
+    assert "<td><b>0.504</b></td>" in table
+    assert "<code>per image check</code>" in table and "checked = 192; violations = 0; actual = 0.0001352" in table
+    assert "0.5040071872044416" not in table and "upper" not in table  # an unset bound is left out
+    folded = evidence_json(evidence)
+    assert folded.startswith("<details><summary>") and "0.5040071872044416" in folded
+    recorded = html.unescape(re.search(r'<pre class="json">(.*)</pre>', folded, re.S).group(1))
+    assert json.loads(recorded) == evidence
+
+
+@pytest.mark.smoke
+def test_the_false_alarm_table_is_open():
+    table = {"budget": 1e-3, "tiers": {"smoke": {"sum": 1e-4, "statements": [_false_alarm_row()]}}}
+    rendered = false_alarm_html(table)
+    assert "<details open>" in rendered and "<details>" not in rendered
+
+
+def _false_alarm_row() -> dict:
+    return {"key": "M3", "statement": "rate", "probability": 1e-4, "basis": "the level of the bound"}
+
+
+@pytest.mark.smoke
+def test_filters_and_a_permanent_link_to_every_claim_and_statement_run(page):
+    pytester, text = page
+    payload = verdicts(pytester)
+    verdict_boxes = re.findall(r'<input type="checkbox" checked data-verdict="([^"]+)">', text)
+    assert sorted(verdict_boxes) == sorted({c["verdict"] for c in payload["claims"]})
+    assert '<select name="paper"><option value="">all</option><option value="toy">' in text
+    tiers = re.search(r'<select name="tier"><option value="">all</option>(.*?)</select>', text).group(1)
+    assert '<option value="smoke">smoke</option>' in tiers
+    for record in payload["claims"]:
+        anchor = record["id"]
+        assert f'<tr id="{anchor}" class="claim" data-verdict="{record["verdict"]}"' in text
+        assert f'href="#{anchor}"' in text
+        for run in record["statements"]:
+            anchor = re.sub(r"[^A-Za-z0-9_.:/=-]+", "-", run["test"]).strip("-")
+            assert f'<details id="{anchor}">' in text and f'href="#{anchor}"' in text
+    ids = re.findall(r' id="([^"]+)"', text)
+    assert len(ids) == len(set(ids)), "an anchor is not unique"
+    assert "<script" in text and "src=" not in re.search(r"<script[^>]*>", text).group(0)  # inline, self-contained
+
+
+@pytest.mark.smoke
+def test_a_replication_set_is_titled_as_the_suite_with_each_seeds_key_numbers(page, tmp_path):
+    pytester, _ = page
+    first = verdicts(pytester)
+    first["suite"] = "Toy paper <checks>"  # the suite's title, as its ini key claims_title gives it
+    second = json.loads(json.dumps(first))
+    second["seed"] = second["environment"]["master_seed"] = 4242
+    formula = next(s for s in claim(second, "T1")["statements"] if s["statement"] == "formula")
+    formula["evidence"]["checked"] = 4321  # a value only the second seed recorded
+    paths = []
+    for name, payload in [("a", first), ("b", second)]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "verdicts.json").write_text(json.dumps(payload))
+        paths.append(str(tmp_path / name / "verdicts.json"))
+    merge_main([*paths, "-o", str(tmp_path / "m")])
+    merged = (tmp_path / "m" / "verdict.html").read_text()
+    title = f"{first['suite']}: replication over seeds {first['seed']}, 4242 (smoke)"
+    assert f"<title>{html.escape(title)}</title>" in merged and "Claim verification suite" not in merged
+    checked = claim(first, "T1")["key_numbers"][0]["values"][0]["value"]
+    cell = re.search(r"formula: checked = (.*?)</small>", claim_row(merged, "toy/triangle"), re.S).group(1)
+    assert f"<b>{checked}</b> [seed {first['seed']}]" in cell and "<b>4321</b> [seed 4242]" in cell
+    # the environment line is the seeds', not the first seed's alone; the runs table names each run's seed
+    assert "<b>master_seed</b> varies between runs (see runs)" in merged
+    assert "<tr><th>seed</th><th>tier</th>" in merged and "<tr><td>4242</td>" in merged
