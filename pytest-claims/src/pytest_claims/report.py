@@ -471,7 +471,7 @@ def filters_html(payload: dict[str, Any]) -> str:
     )
     tier_options = "".join(f'<option value="{esc(t)}">{esc(t)}</option>' for t in tiers)
     return (
-        f'<div class="filters"><b>Show</b> {boxes}'
+        f'<div class="claims-filters"><b>Show</b> {boxes}'
         f'<label>paper <select name="paper"><option value="">all</option>{papers}</select></label>'
         f'<label>tier <select name="tier"><option value="">all</option>{tier_options}</select></label></div>'
     )

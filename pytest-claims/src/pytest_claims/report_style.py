@@ -16,9 +16,10 @@ STYLE = """
 .claims-verdicts a.permalink{color:#8c959f;text-decoration:none;margin-left:4px}
 .claims-verdicts a.permalink:hover{color:#0969da}
 .claims-verdicts .refutation{border-left:3px solid #cf222e;padding-left:6px}
-.claims-verdicts .filters{background:#f6f8fa;border:1px solid #d0d7de;padding:6px 10px;margin:8px 0;font-size:13px}
-.claims-verdicts .filters label{margin-right:10px;white-space:nowrap}
-.claims-verdicts .filters select{max-width:360px}
+.claims-verdicts .claims-filters{background:#f6f8fa;border:1px solid #d0d7de;padding:6px 10px;margin:8px 0}
+.claims-verdicts .claims-filters{font-size:13px}
+.claims-verdicts .claims-filters label{margin-right:10px;white-space:nowrap}
+.claims-verdicts .claims-filters select{max-width:360px}
 .claims-verdicts table.claims{table-layout:fixed}
 .claims-verdicts table.claims td{overflow-wrap:anywhere}
 .claims-verdicts pre.json{font-size:11px;max-height:400px;overflow:auto;background:#f6f8fa;padding:4px}
@@ -33,10 +34,10 @@ SCRIPT = """
 (function(){
 function claimsFilter(){
   var root=document.querySelector('.claims-verdicts');if(!root)return;
-  var verdicts={};root.querySelectorAll('.filters input[data-verdict]').forEach(function(b){
+  var verdicts={};root.querySelectorAll('.claims-filters input[data-verdict]').forEach(function(b){
     verdicts[b.dataset.verdict]=b.checked;});
-  var paper=root.querySelector('.filters select[name=paper]').value;
-  var tier=root.querySelector('.filters select[name=tier]').value;
+  var paper=root.querySelector('.claims-filters select[name=paper]').value;
+  var tier=root.querySelector('.claims-filters select[name=tier]').value;
   root.querySelectorAll('section[data-paper]').forEach(function(s){s.hidden=!!paper&&s.dataset.paper!==paper;});
   root.querySelectorAll('tr[data-verdict]').forEach(function(r){
     var tiers=(r.dataset.tiers||'').split(' ');
@@ -48,7 +49,7 @@ function claimsOpen(){
   if(el.tagName==='TR'&&el.nextElementSibling){var d=el.nextElementSibling.querySelector('details');if(d)d.open=true;}
   el.scrollIntoView();
 }
-document.addEventListener('change',function(e){if(e.target.closest('.filters'))claimsFilter();});
+document.addEventListener('change',function(e){if(e.target.closest('.claims-filters'))claimsFilter();});
 window.addEventListener('hashchange',claimsOpen);
 document.addEventListener('DOMContentLoaded',claimsOpen);
 if(document.readyState!=='loading')claimsOpen();
