@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
+from threadpoolctl import threadpool_limits
 
 from pytest_claims import statement_allclose, statement_holds, statement_le
 from claims.lse.common import DEVICE_SIZES, DEVICE_TIERS, L1, MAIN_TIERS, RATE_UNIT, TIERS, rate_in_rho, sweep_device
@@ -188,14 +189,17 @@ def test_primal_equals_dual(options, evidence, tier):
         real = batch.mu[i] > 0
         phi, mu, rho = batch.phi[i, real], batch.mu[i, real], batch.rho[i]
         objective = lambda q: -float(np.sum(mu * (q * phi - sk.f_rho(q, rho))))  # noqa: E731
-        result = minimize(
-            objective,
-            np.ones_like(mu),
-            method="SLSQP",
-            bounds=[(1e-12, 1 / rho - 1e-12)] * len(mu),
-            constraints=[{"type": "eq", "fun": lambda q: float(np.sum(mu * q) - 1)}],
-            options={"ftol": 1e-14, "maxiter": 500},
-        )
+        # SciPy's SLSQP calls LAPACK, whose rounding follows the BLAS pool's size (6.0e-14 with two threads, 8.6e-14
+        # with one, which an -n 2 worker has): one thread, so the evidence is the same however the run is made.
+        with threadpool_limits(1, user_api="blas"):
+            result = minimize(
+                objective,
+                np.ones_like(mu),
+                method="SLSQP",
+                bounds=[(1e-12, 1 / rho - 1e-12)] * len(mu),
+                constraints=[{"type": "eq", "fun": lambda q: float(np.sum(mu * q) - 1)}],
+                options={"ftol": 1e-14, "maxiter": 500},
+            )
         # SLSQP meets its equality constraint only to its tolerance, and a mass 1 + e raises the value by
         # about e alpha*: the search's point is made feasible (mass exactly 1, capped) before it is scored.
         q = np.minimum(result.x / np.sum(mu * result.x), 1 / rho)
