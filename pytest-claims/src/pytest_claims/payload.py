@@ -1,4 +1,4 @@
-"""verdicts.json: its one builder (used by the run and the merge alike), its one writer and its one reader.
+"""verdicts.json: its one builder (used by the run and the merge alike), its text and its readers.
 
 A payload is built from the same inputs wherever it is made: the registry, each claim's `ClaimInputs` (statement
 runs, problems, what was selected and exercised), the reference tests, the collection errors and the runs it
@@ -57,8 +57,9 @@ def build(
     return payload
 
 
-def write(path: Path, payload: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+def text(payload: dict[str, Any]) -> str:
+    """The file's text (report_files writes it atomically beside the HTML; runs saves a numbered copy)."""
+    return json.dumps(payload, indent=1) + "\n"
 
 
 def read(path: Path) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from typing import Any, Iterator
 import pytest
 from filelock import FileLock, Timeout
 
+from pytest_claims import payload as verdicts_json
 from pytest_claims import runs as saved_runs
 from pytest_claims.inputs import file_within
 
@@ -158,10 +159,6 @@ def failed_write_line(error: OSError, paths: list[Path]) -> str:
     return f"the reports were not written ({error.strerror or error}); the previous {names} kept as they were"
 
 
-def payload_text(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, indent=1) + "\n"
-
-
 # ------------------------------------------------------------------------------------------------
 # Figures
 
@@ -271,7 +268,7 @@ class ReportWriter:
         payload = state.payload
         if not payload:  # no verdicts (the registry check stopped the run): the previous reports stay
             return
-        files = [(state.report_dir / "verdicts.json", payload_text(payload))]
+        files = [(state.report_dir / "verdicts.json", verdicts_json.text(payload))]
         if self.html_text is not None and self.html_path is not None:
             files.append((self.html_path, self.html_text))
         try:
@@ -296,7 +293,7 @@ def write_merged(out: Path, payload: dict[str, Any], html_text: str) -> None:
     lock.acquire()
     try:
         with signals_deferred() as received:
-            write_together([(out / "verdicts.json", payload_text(payload)), (out / "verdict.html", html_text)])
+            write_together([(out / "verdicts.json", verdicts_json.text(payload)), (out / "verdict.html", html_text)])
     finally:
         lock.release()
     for name in received:  # the pair is complete: now the signal takes effect

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import re
 import sys
@@ -79,7 +78,7 @@ def save_run(report_dir: Path, payload: dict[str, Any]) -> Path:
             number += 1
     final = directory / "verdicts.json"
     partial = directory / f".verdicts.json.{os.getpid()}.tmp"
-    partial.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    partial.write_text(verdicts_json.text(payload), encoding="utf-8")
     os.replace(partial, final)
     return final
 
