@@ -25,6 +25,7 @@ from fixtures.boltzmann import (
     sampler_cut_point_check,
     transition,
 )
+from fixtures.options import gpu_device, gpu_size
 from kernels import boltzmann as bm
 
 
@@ -145,13 +146,19 @@ class ChainScale:
     chains: int
     sweeps: int
     chunk: int  # chains run at once: memory is bounded by the chunk, not by the chain count
+    rehearsal: ChainScale | None = None  # the gpu tier's: the slice standing in for it on the CPU (--gpu-rehearsal)
 
 
 # The same code path at two sizes: a tiny torch run on the CPU in every smoke run, and the nightly's
-# 1e8 chains on CUDA, 1e7 at a time (about 2 GB of float64 temporaries per chunk).
+# 1e8 chains on CUDA, 1e7 at a time (about 2 GB of float64 temporaries per chunk); its rehearsal runs
+# the nightly's 30 sweeps on 30,000 chains on the CPU, ending on a partial chunk.
 CHAIN_SCALES = [
     pytest.param(ChainScale(20_000, 12, 8_000), marks=pytest.mark.smoke, id="tiny-cpu"),
-    pytest.param(ChainScale(100_000_000, 30, 10_000_000), marks=pytest.mark.gpu, id="nightly-1e8-cuda"),
+    pytest.param(
+        ChainScale(100_000_000, 30, 10_000_000, rehearsal=ChainScale(30_000, 30, 7_000)),
+        marks=pytest.mark.gpu,
+        id="nightly-1e8-cuda",
+    ),
 ]
 
 
@@ -161,7 +168,9 @@ def test_occupancy_band_chunked(options, evidence, scale):
     """The band statement on torch, chunked: tiny on the CPU (smoke), 1e8 chains on CUDA (gpu tier)."""
     # The nightly size runs on CUDA whatever --device says (the gpu tier is skipped without CUDA), and
     # must be seen to: the chains' tensors are asserted to be on it.
-    device = (options.device if options.device.startswith("cuda") else "cuda") if scale.chains > 1_000_000 else "cpu"
+    device = "cpu"
+    if scale.rehearsal is not None:
+        device, scale = gpu_device(options), gpu_size(options, scale, scale.rehearsal)
     check_sampler(evidence, "torch", device)
     counts = chunked_counts(options.seed, scale.chains, scale.sweeps, scale.chunk, device)
     curve = predicted(scale.sweeps)

@@ -26,6 +26,7 @@ from fixtures.kmeans import (
     row_cells,
 )
 from fixtures.kmeans import cell as grid_cell
+from fixtures.options import gpu_device, gpu_size
 
 SIGN_P = 1e-6
 
@@ -171,10 +172,13 @@ class ExplicitScale:
     trials: int
     chunk: int  # trials held at once: memory chunk x n x d
     thresholds: bool = True  # assert the stall and NMI thresholds (the paper's d's only)
+    rehearsal: ExplicitScale | None = None  # the gpu tier's: the slice standing in for it on the CPU (--gpu-rehearsal)
 
 
 # Tiny (smoke, torch on the CPU): one official cell, d = 2836, sigma2 = 48.3, 60 trials in chunks of 25.
-# Nightly (gpu): d = 21719, 60110 and 100000 in the lowest and highest sigma2 > n rows, 100 trials each.
+# Nightly (gpu): d = 21719, 60110 and 100000 in the lowest and highest sigma2 > n rows, 100 trials each;
+# its rehearsal (--gpu-rehearsal, on the CPU): d = 1704 and 2836 in the highest row, 30 trials in chunks of
+# 12 (the nightly's loop over cells, Bonferroni level and route comparison; the thresholds are the paper's d's').
 EXPLICIT_SCALES = [
     pytest.param(
         ExplicitScale(((FULL.row[12][0], FULL.high_noise[0]),), 60, 25, thresholds=False),
@@ -186,6 +190,7 @@ EXPLICIT_SCALES = [
             tuple((FULL.row[i][0], s2) for s2 in (FULL.high_noise[0], FULL.high_noise[-1]) for i in (-4, -2, -1)),
             FULL.trials,
             25,
+            rehearsal=ExplicitScale(tuple((FULL.row[i][0], FULL.high_noise[-1]) for i in (11, 12)), 30, 12, False),
         ),
         marks=pytest.mark.gpu,
         id="nightly-cuda",
@@ -198,7 +203,9 @@ EXPLICIT_SCALES = [
 def test_explicit_route_at_paper_d(options, evidence, scale):
     # The nightly size runs on CUDA whatever --device says (the gpu tier is skipped without CUDA), and
     # must be seen to: the kernel reports the device its tensors were on.
-    device = (options.device if options.device.startswith("cuda") else "cuda") if scale.cells[-1][0] > 10_000 else "cpu"
+    device = "cpu"
+    if scale.rehearsal is not None:
+        device, scale = gpu_device(options), gpu_size(options, scale, scale.rehearsal)
     backend = options.backend if device == options.device else "torch"
     pvalues, summary, cells = {}, {}, {}
     for d, sigma2 in scale.cells:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from claims.tiers import tiers
+from fixtures.options import gpu_device, gpu_size
 from kernels import safe_kl as sk
 
 L1 = "lse/prop-2.4-sandwich"
@@ -72,13 +73,15 @@ def h_counting(rho):
 DEVICE_SIZES = {
     "tiny": (1_000, 400),
     "nightly": (10_000_000, 250_000),
-}  # (instances, chunk); tiny ends on a partial chunk
+    "rehearsal": (3_000, 1_100),  # the nightly's first instances, on the CPU (--gpu-rehearsal)
+}  # (instances, chunk); tiny and the rehearsal end on a partial chunk
 DEVICE_TIERS = tiers(smoke="tiny", gpu="nightly")
 
 
-def sweep_device(options, tier: str) -> str:
-    """The nightly runs on CUDA (the gpu tier is skipped without it); tiny runs where --backend torch
-    --device points, else on the CPU."""
+def sweep_plan(options, tier: str) -> tuple[str, int, int]:
+    """(device, instances, chunk) of a device sweep. The nightly runs on CUDA (the gpu tier is skipped
+    without it), or in a rehearsal its slice on the CPU; tiny runs where --backend torch --device points,
+    else on the CPU."""
     if tier == "nightly":
-        return "cuda"
-    return options.device if options.backend == "torch" else "cpu"
+        return gpu_device(options), *gpu_size(options, DEVICE_SIZES["nightly"], DEVICE_SIZES["rehearsal"])
+    return (options.device if options.backend == "torch" else "cpu"), *DEVICE_SIZES[tier]

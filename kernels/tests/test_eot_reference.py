@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fixtures.options import gpu_device
 from kernels import eot
 from kernels.seeding import keyed_rng
 
@@ -70,5 +71,5 @@ def test_numpy_and_torch_sgd_agree():
 
 
 @pytest.mark.gpu
-def test_cuda_sgd_agrees_with_numpy():
-    assert _backends_agree("cuda") <= 1e-9
+def test_cuda_sgd_agrees_with_numpy(options):
+    assert _backends_agree(gpu_device(options)) <= 1e-9  # the CPU in a rehearsal (--gpu-rehearsal)

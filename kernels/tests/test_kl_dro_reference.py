@@ -16,6 +16,7 @@ from scipy.special import logsumexp
 
 from fixtures.data import dataset_or_skip
 from fixtures.kl_dro import compare_with_torch_optim
+from fixtures.options import gpu_device
 from kernels import kl_dro
 from kernels.datasets.california import load_california
 from kernels.seeding import keyed_rng
@@ -162,12 +163,8 @@ def test_numpy_and_torch_backends_agree(problem):
 
 
 @pytest.mark.gpu
-def test_cuda_backend_agrees_with_numpy(problem):
-    from kernels.backend import cuda_available
-
-    if not cuda_available():
-        pytest.skip("no CUDA device (torch.cuda.is_available() is False)")
-    assert _backends_agree(problem, "cuda") <= 1e-10
+def test_cuda_backend_agrees_with_numpy(problem, options):
+    assert _backends_agree(problem, gpu_device(options)) <= 1e-10  # the CPU in a rehearsal (--gpu-rehearsal)
 
 
 class _Interrupted(Exception):

@@ -10,6 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from fixtures.options import gpu_device
 from fixtures.safe_kl import random_instances
 from kernels import safe_kl as sk
 
@@ -99,8 +100,8 @@ def test_numpy_and_torch_solvers_agree():
 
 
 @pytest.mark.gpu
-def test_cuda_solver_agrees_with_numpy():
-    assert _backend_agreement("cuda") <= 1e-12
+def test_cuda_solver_agrees_with_numpy(options):
+    assert _backend_agreement(gpu_device(options)) <= 1e-12  # the CPU in a rehearsal (--gpu-rehearsal)
 
 
 @pytest.mark.smoke
