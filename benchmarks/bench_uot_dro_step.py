@@ -180,13 +180,51 @@ def main() -> None:
     )
     for clock in CLOCKS:
         report(clock, best[clock], floor)
+    eager_floor(step, args.steps, best["CPU time"], args.profile)
     print(f"load average after {os.getloadavg()[0]:.2f}")
-    if args.profile:
-        from torch.profiler import ProfilerActivity, profile
 
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            per_call(step.step, args.steps)
-        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+
+PRODUCTS = ("aten::bmm", "aten::baddbmm", "aten::baddbmm_", "aten::mm", "aten::addmm", "aten::mv", "aten::matmul")
+
+
+def dispatch_floor(calls: int = 20_000) -> float:
+    """Seconds per call of the cheapest operator call this thread makes (a view of a one-element tensor,
+    an in-place add of one): what every operator the step calls from Python costs at least."""
+    t = torch.zeros(1)
+    one = torch.ones(1)
+    return min(per_call(lambda: t.view(1), calls)[1], per_call(lambda: t.add_(one), calls)[1])
+
+
+def eager_floor(step: Step, steps: int, best: dict, show_table: bool) -> None:
+    """Where the step's time goes, from one profiled round: the matrix products' own time (the floor's
+    products and the rest: conv1, conv2's weight gradient, FC-10), and the operators called from Python,
+    each costing at least the dispatch floor. Their sum is a lower bound on any step made of the same
+    operator calls; against 1.5 x the floor it says whether removing the small operators' work alone
+    could get there, or whether the calls themselves must go (fused kernels)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        per_call(step.step, steps)
+    totals = prof.key_averages()
+    products = sum(e.self_cpu_time_total for e in totals if e.key in PRODUCTS) / 1e6 / steps
+    top_level = sum(1 for e in prof.events() if e.cpu_parent is None) / steps
+    dispatch = dispatch_floor()
+    conv2 = min(best["conv2 pass (F.conv2d)"], best["conv2 pass (9 tap products)"])
+    floor_ms = (sum(CONV2_PASSES.values()) * conv2 + sum(FC_READS.values()) * best["FC-128 read (matrix-vector)"]) * 1e3
+    bound = products * 1e3 + top_level * dispatch * 1e3
+    print("where the step's time goes (one profiled round, CPU time):")
+    print(f"  matrix products' own time {products * 1e3:.3f} ms = {products * 1e3 / floor_ms:.2f} x the floor")
+    print(
+        f"  operator calls from Python {top_level:.0f} per step x dispatch floor {dispatch * 1e6:.2f} us = "
+        f"{top_level * dispatch * 1e3:.3f} ms"
+    )
+    print(
+        f"  lower bound of a step of these calls = {bound:.3f} ms = {bound / floor_ms:.2f} x the floor "
+        f"(measured step {best['step'] * 1e3:.3f} ms = {best['step'] * 1e3 / floor_ms:.2f}; target 1.5 = "
+        f"{1.5 * floor_ms:.3f} ms)"
+    )
+    if show_table:
+        print(totals.table(sort_by="self_cpu_time_total", row_limit=25))
 
 
 if __name__ == "__main__":
