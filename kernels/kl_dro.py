@@ -237,6 +237,7 @@ def sgd_runs(
     theta0: np.ndarray | None = None,
     checkpoint: Any = None,
     max_steps: int | None = None,
+    trace: list | None = None,
 ) -> dict:
     """Run every configuration on every stream for `epochs` epochs, all at once.
 
@@ -250,7 +251,8 @@ def sgd_runs(
     dropped from the program at the next epoch end (it can never become finite again).
     `checkpoint` (pytest_claims.store.Checkpoint) makes the run resumable at epoch ends.
     `max_steps` stops after that many steps in total (reference tests; then records only epoch 0 and
-    the final state).
+    the final state). `trace` (reference tests, with `max_steps`) receives the state after every step:
+    (theta, alpha, theta's and alpha's momentum buffers) as float64 arrays in the caller's order.
     """
     configs = list(configs)
     order = sorted(range(len(configs)), key=lambda c: configs[c].rho is not None)  # baselines first
@@ -329,6 +331,8 @@ def sgd_runs(
                 grad_theta, grad_alpha = _gradients(xp, losses, rs, X_b, alpha, n_base, log_rho, lam, part)
                 theta, buf_theta = nesterov_update(theta, buf_theta, grad_theta, lr_theta)
                 alpha, buf_alpha = nesterov_update(alpha, buf_alpha, grad_alpha, lr_alpha)
+                if trace is not None:
+                    trace.append(_traced(order, active, theta, alpha, buf_theta, buf_alpha))
                 steps_done += 1
                 if max_steps is not None and steps_done >= max_steps:
                     break
@@ -462,6 +466,14 @@ def _gradients(xp: Any, losses: Any, rs: Any, X_b: Any, alpha: Any, n_base: int,
     grad_theta = 2.0 * xp.matmul(coef * rs, X_b)
     grad_alpha = 1.0 - xp.sum(coef, axis=-1)  # the baseline's alpha has lr 0 (lr_alpha)
     return grad_theta, grad_alpha
+
+
+def _traced(order: list[int], active: np.ndarray, *arrays: Any) -> tuple[np.ndarray, ...]:
+    """One step's state for `trace`, in the caller's configuration order (every configuration still active)."""
+    if len(active) != len(order):
+        raise ValueError("trace: a configuration left the program (non-finite on every stream)")
+    unorder = np.argsort(order)
+    return tuple(to_numpy(a)[:, unorder].astype(np.float64) for a in arrays)
 
 
 def _blas_single_thread():

@@ -425,8 +425,8 @@ def test_update_equations(options, evidence):
         per_case=per_case,
         configurations=[c.name for c in UPDATE_CONFIGS],
         streams=UPDATE_STREAMS,
-        reference="per run: autograd through the estimator, torch.optim.SGD(lr=eta, momentum=0.9, nesterov=True), "
-        "float64",
+        reference="per run and step, from the program's own state: autograd through the estimator (softplus "
+        "threshold 50), torch.optim.SGD(lr=eta, momentum=0.9, nesterov=True), float64",
     )
     differences = [
         value for case in per_case.values() for key, value in case.items() if key in worst
