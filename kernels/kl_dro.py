@@ -256,6 +256,7 @@ def sgd_runs(
     """
     configs = list(configs)
     order = sorted(range(len(configs)), key=lambda c: configs[c].rho is not None)  # baselines first
+    unorder = np.argsort(order)  # back to the caller's configuration order
     S, C, n = len(streams), len(configs), problem.n
     start = problem.theta0 if theta0 is None else theta0
     X_np = problem.X.astype(dtype)
@@ -332,7 +333,7 @@ def sgd_runs(
                 theta, buf_theta = nesterov_update(theta, buf_theta, grad_theta, lr_theta)
                 alpha, buf_alpha = nesterov_update(alpha, buf_alpha, grad_alpha, lr_alpha)
                 if trace is not None:
-                    trace.append(_traced(order, active, theta, alpha, buf_theta, buf_alpha))
+                    trace.append(_traced(unorder, active, theta, alpha, buf_theta, buf_alpha))
                 steps_done += 1
                 if max_steps is not None and steps_done >= max_steps:
                     break
@@ -370,7 +371,6 @@ def sgd_runs(
                 checkpoint.save(state)
     full_theta[:, active], full_alpha[:, active] = to_numpy(theta), to_numpy(alpha)
     state["peak_loss"][:, active] = to_numpy(peak)
-    unorder = np.argsort(order)  # back to the caller's configuration order
     final_finite = np.all(np.isfinite(full_theta), axis=-1) & np.isfinite(full_alpha)
     return {
         "configs": configs,
@@ -468,11 +468,10 @@ def _gradients(xp: Any, losses: Any, rs: Any, X_b: Any, alpha: Any, n_base: int,
     return grad_theta, grad_alpha
 
 
-def _traced(order: list[int], active: np.ndarray, *arrays: Any) -> tuple[np.ndarray, ...]:
+def _traced(unorder: np.ndarray, active: np.ndarray, *arrays: Any) -> tuple[np.ndarray, ...]:
     """One step's state for `trace`, in the caller's configuration order (every configuration still active)."""
-    if len(active) != len(order):
+    if len(active) != len(unorder):
         raise ValueError("trace: a configuration left the program (non-finite on every stream)")
-    unorder = np.argsort(order)
     return tuple(to_numpy(a)[:, unorder].astype(np.float64) for a in arrays)
 
 

@@ -25,7 +25,7 @@ from fixtures.boltzmann import (
     sampler_cut_point_check,
     transition,
 )
-from fixtures.options import gpu_device, gpu_size
+from fixtures.options import scale_and_device
 from kernels import boltzmann as bm
 
 
@@ -168,9 +168,7 @@ def test_occupancy_band_chunked(options, evidence, scale):
     """The band statement on torch, chunked: tiny on the CPU (smoke), 1e8 chains on CUDA (gpu tier)."""
     # The nightly size runs on CUDA whatever --device says (the gpu tier is skipped without CUDA), and
     # must be seen to: the chains' tensors are asserted to be on it.
-    device = "cpu"
-    if scale.rehearsal is not None:
-        device, scale = gpu_device(options), gpu_size(options, scale, scale.rehearsal)
+    scale, device = scale_and_device(options, scale)
     check_sampler(evidence, "torch", device)
     counts = chunked_counts(options.seed, scale.chains, scale.sweeps, scale.chunk, device)
     curve = predicted(scale.sweeps)

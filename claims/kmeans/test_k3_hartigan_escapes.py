@@ -26,7 +26,7 @@ from fixtures.kmeans import (
     row_cells,
 )
 from fixtures.kmeans import cell as grid_cell
-from fixtures.options import gpu_device, gpu_size
+from fixtures.options import scale_and_device
 
 SIGN_P = 1e-6
 
@@ -203,9 +203,7 @@ EXPLICIT_SCALES = [
 def test_explicit_route_at_paper_d(options, evidence, scale):
     # The nightly size runs on CUDA whatever --device says (the gpu tier is skipped without CUDA), and
     # must be seen to: the kernel reports the device its tensors were on.
-    device = "cpu"
-    if scale.rehearsal is not None:
-        device, scale = gpu_device(options), gpu_size(options, scale, scale.rehearsal)
+    scale, device = scale_and_device(options, scale)
     backend = options.backend if device == options.device else "torch"
     pvalues, summary, cells = {}, {}, {}
     for d, sigma2 in scale.cells:
