@@ -11,6 +11,7 @@ files; the statement tests use the real data.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -474,6 +475,56 @@ def test_interrupted_training_resumes_to_the_same_result():
     resumed = uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint)
     assert checkpoint.resumed_from_step == 4
     for key in ("overflow_step", "final_alpha", "max_exponent", "F", "test_accuracy", "lhat"):
+        assert np.array_equal(np.asarray(straight[key]), np.asarray(resumed[key]), equal_nan=True), key
+
+
+class _HeldEvaluations:
+    """uot_dro.trainer.evaluate held back until released, recording the thread that ran each evaluation."""
+
+    def __init__(self) -> None:
+        self.release, self.threads = threading.Event(), []
+        self.evaluate = uot_dro.trainer.evaluate
+
+    def __call__(self, program, data):
+        self.threads.append(threading.current_thread().name)
+        assert self.release.wait(timeout=60), "never released"
+        return self.evaluate(program, data)
+
+
+class _SaveThenInterrupt(_MemoryCheckpoint):
+    """Releases the held evaluations after its first save, then interrupts (the save keeps them pending)."""
+
+    def __init__(self, every: int, held: _HeldEvaluations) -> None:
+        super().__init__(every, interrupt=True)
+        self.held, self.pending_at_save = held, None
+
+    def save(self, state) -> None:
+        if self.pending_at_save is None:
+            self.pending_at_save = [entry["step"] for entry in state["pending"]]
+            self.held.release.set()
+        super().save(state)
+
+
+@pytest.mark.smoke
+def test_evaluations_aside_give_the_same_curves_and_survive_an_interrupt(monkeypatch):
+    """train(evaluate_aside=True), as the CPU units of the paper's scale run: the evaluations in a
+    background thread give the curves of evaluations in line to the bit; an interrupt while one is still
+    pending (held back here until the checkpoint has been saved) keeps it in the checkpoint, and the
+    resumed run evaluates it and ends with the same curves."""
+    x, y = _images(200, "aside")
+    data = uot_dro.Data(x, y, x[:4], y[:4], x[:16], y[:16], x[16:24], y[16:24])
+    runs = [uot_dro.Run("baseline", 1e-1, 0), uot_dro.Run("proposed", 1e-3, 0), uot_dro.Run("erm", 1e-2, 1)]
+    straight = uot_dro.train(runs, data, 12, (6,), SEED)
+    held = _HeldEvaluations()
+    monkeypatch.setattr(uot_dro.trainer, "evaluate", held)
+    checkpoint = _SaveThenInterrupt(every=4, held=held)
+    with pytest.raises(_Interrupted):
+        uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint, evaluate_aside=True)
+    assert checkpoint.pending_at_save == [0], "the step-0 evaluation was not pending at the first save"
+    resumed = uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint, evaluate_aside=True)
+    assert checkpoint.resumed_from_step == 4
+    assert held.threads and "MainThread" not in held.threads, held.threads
+    for key in ("overflow_step", "curve_steps", *uot_dro.CURVES[1:]):
         assert np.array_equal(np.asarray(straight[key]), np.asarray(resumed[key]), equal_nan=True), key
 
 

@@ -4,6 +4,8 @@ and freeze), the keyed sample stream, and the training loop with its checkpoint 
 from __future__ import annotations
 
 import math
+import queue
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -192,6 +194,12 @@ class Program:
         row = int(np.flatnonzero(self.rows == run)[0])
         return {k: v[row] for k, v in self.params.items()}
 
+    def snapshot(self) -> Snapshot:
+        """What evaluate reads of the program now, copied, so that training can go on while it is evaluated."""
+        return Snapshot(
+            self.step_count, list(self.runs), self.rows.copy(), {k: v.detach().clone() for k, v in self.params.items()}
+        )
+
     # -- one SGD step of every run ---------------------------------------------------------------
     def step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """One step of the runs in the batch: x (R, 1, 1, 28, 28) and y (R, 1), row r's image in row r.
@@ -320,7 +328,30 @@ class Data:
     y_val: torch.Tensor
 
 
-def evaluate(program: Program, data: Data) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class Snapshot:
+    """A program's runs and parameters at one step (Program.snapshot): what a checkpoint evaluation reads."""
+
+    step_count: int
+    runs: list[Run]
+    rows: np.ndarray
+    params: dict[str, torch.Tensor]
+
+    def state(self) -> dict[str, Any]:
+        """Plain data for the result store's checkpoint (a pending evaluation survives an interrupt)."""
+        return {
+            "step": self.step_count,
+            "rows": self.rows.copy(),
+            "params": {k: v.detach().cpu().clone() for k, v in self.params.items()},
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], runs: list[Run], device: torch.device) -> Snapshot:
+        params = {k: v.to(device) for k, v in state["params"].items()}
+        return cls(int(state["step"]), runs, state["rows"].copy(), params)
+
+
+def evaluate(program: Program | Snapshot, data: Data) -> dict[str, np.ndarray]:
     """At a checkpoint, for every run still in the batch: the test and validation accuracy, and for
     DRO runs F(theta) with the per-image adversarial and clean losses behind it (NaN for the rest:
     the curves of a run end where it overflowed). Runs of one seed share their parameters at step 0."""
@@ -353,6 +384,79 @@ def evaluate(program: Program, data: Data) -> dict[str, np.ndarray]:
     return out
 
 
+class Evaluations:
+    """The checkpoint evaluations of one training: run in order, either at once in the calling thread or
+    aside, in one background thread while training goes on (a CPU unit then uses a second core while it
+    evaluates, and its wall is its training's rather than training + evaluations). Either way each is
+    evaluate() on a snapshot of the program at its step, so the curves are the same to the bit; they are
+    appended to `curves` in step order, and the snapshots not yet evaluated go into every saved checkpoint
+    (an interrupt loses none). The thread is a daemon that stops after its current evaluation when
+    close() is called, so an interrupted session does not wait for it."""
+
+    def __init__(self, data: Data, curves: dict, seconds: dict, aside: bool) -> None:
+        self.data, self.curves, self.seconds, self.aside = data, curves, seconds, aside
+        self.pending: list[Snapshot] = []  # submitted, not yet in the curves (step order)
+        self._done: queue.Queue = queue.Queue()  # (step, values or the exception, seconds) from the thread
+        self._jobs: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def last_step(self) -> int:
+        """The last step evaluated or submitted (-1: none)."""
+        if self.pending:
+            return self.pending[-1].step_count
+        return self.curves["step"][-1] if self.curves["step"] else -1
+
+    def submit(self, snapshot: Snapshot) -> None:
+        self.pending.append(snapshot)
+        if not self.aside:
+            self._record(*self._evaluate(snapshot))
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="uot-dro evaluations", daemon=True)
+            self._thread.start()
+        self._jobs.put(snapshot)
+
+    def _evaluate(self, snapshot: Snapshot) -> tuple:
+        started = time.perf_counter()
+        try:
+            values: Any = evaluate(snapshot, self.data)
+        except BaseException as error:  # handed to the training thread, which raises it
+            values = error
+        return snapshot.step_count, values, time.perf_counter() - started
+
+    def _work(self) -> None:
+        while (snapshot := self._jobs.get()) is not None:
+            self._done.put(self._evaluate(snapshot))
+
+    def _record(self, step: int, values: Any, seconds: float) -> None:
+        if isinstance(values, BaseException):
+            raise values
+        if not self.pending or self.pending[0].step_count != step:  # one thread, one queue: cannot happen
+            raise RuntimeError(f"the evaluation of step {step} finished out of order")
+        self.pending.pop(0)
+        self.seconds["evaluate"] += seconds
+        for key, value in {"step": step, **values}.items():
+            self.curves[key].append(value)
+
+    def collect(self, wait: bool = False) -> None:
+        """Append the finished evaluations to the curves; with wait=True, all of them."""
+        while self.pending:
+            try:
+                done = self._done.get(block=wait)
+            except queue.Empty:
+                return
+            self._record(*done)
+
+    def pending_states(self) -> list[dict[str, Any]]:
+        return [snapshot.state() for snapshot in self.pending]
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread = None
+
+
 def train(
     runs: Sequence[Run],
     data: Data,
@@ -362,9 +466,11 @@ def train(
     device: str = "cpu",
     checkpoint: Any = None,
     progress: Callable[[int, float], None] | None = None,
+    evaluate_aside: bool = False,
 ) -> dict[str, Any]:
     """Train every run for `steps` steps as one batched program, evaluating at `checkpoints` (and at
-    0 and `steps`). `checkpoint` is the result store's Checkpoint (load / due / save) or None.
+    0 and `steps`). `checkpoint` is the result store's Checkpoint (load / due / save) or None;
+    evaluate_aside: the evaluations in a background thread while training goes on (Evaluations).
 
     The value is plain NumPy and Python (the store's data-only codec keeps it): the runs, their overflow
     steps, the curves at the checkpoints, the timings.
@@ -380,16 +486,38 @@ def train(
     if saved is not None:
         program.load_state(saved["program"])
         progress_so_far = {key: saved[key] for key in ("curves", "seconds", "run_steps")}
-    curves, seconds = progress_so_far["curves"], progress_so_far["seconds"]
+    evaluations = Evaluations(data, progress_so_far["curves"], progress_so_far["seconds"], evaluate_aside)
+    try:
+        for state in saved.get("pending", []) if saved is not None else []:
+            evaluations.submit(Snapshot.from_state(state, program.runs, program.device))
+        _train_and_evaluate(
+            program, data, steps, marks, master_seed, checkpoint, progress, progress_so_far, evaluations
+        )
+        evaluations.collect(wait=True)
+    finally:
+        evaluations.close()
+    program.finish()
+    return _trained(program, marks, progress_so_far)
+
+
+def _train_and_evaluate(
+    program: Program,
+    data: Data,
+    steps: int,
+    marks: list[int],
+    master_seed: int,
+    checkpoint: Any,
+    progress: Callable[[int, float], None] | None,
+    so_far: dict,
+    evaluations: Evaluations,
+) -> None:
+    """train's loop: the steps in blocks of the sample stream, an evaluation submitted at each mark."""
+    seconds = so_far["seconds"]
     unique_seeds = sorted({r.seed for r in program.runs})
     while True:
         step = program.step_count
-        if step in marks and (not curves["step"] or curves["step"][-1] < step):
-            started = time.perf_counter()
-            values = evaluate(program, data)
-            seconds["evaluate"] += time.perf_counter() - started
-            for key, value in {"step": step, **values}.items():
-                curves[key].append(value)
+        if step in marks and evaluations.last_step < step:
+            evaluations.submit(program.snapshot())
         if step >= steps or len(program.rows) == 0:
             break
         take = min(STREAM_BLOCK - step % STREAM_BLOCK, min(m for m in marks if m > step) - step)
@@ -398,24 +526,31 @@ def train(
             device=program.device,
         )
         started = time.perf_counter()
-        _train_block(program, data, streams, unique_seeds, progress_so_far, started, checkpoint)
+        _train_block(program, data, streams, unique_seeds, so_far, started, checkpoint, evaluations)
         if program.device.type == "cuda":
             torch.cuda.synchronize()
         seconds["train"] += time.perf_counter() - started
+        evaluations.collect()
         if progress is not None:
             progress(program.step_count, seconds["train"])
-    program.finish()
-    return _trained(program, marks, progress_so_far)
 
 
 CURVES = ("step", "F", "test_accuracy", "val_accuracy", "lhat", "clean_loss")  # what train records per checkpoint
 
 
 def _train_block(
-    program: Program, data: Data, streams: torch.Tensor, unique_seeds: list, so_far: dict, started: float, checkpoint
+    program: Program,
+    data: Data,
+    streams: torch.Tensor,
+    unique_seeds: list,
+    so_far: dict,
+    started: float,
+    checkpoint: Any,
+    evaluations: Evaluations,
 ) -> None:
     """The steps of one block of sample streams (every active run; a run that overflows leaves the
-    batch), saving the checkpoint where it is due; `so_far["run_steps"]` counts the run-steps computed."""
+    batch), saving the checkpoint where it is due (with the evaluations not yet finished);
+    `so_far["run_steps"]` counts the run-steps computed."""
     seed_row = np.array([unique_seeds.index(r.seed) for r in program.runs])
     rows, row_index = None, None
     for t in range(streams.shape[1]):
@@ -426,8 +561,18 @@ def _train_block(
         so_far["run_steps"] += len(program.rows)
         program.step(data.x_train[chosen].unsqueeze(1), data.y_train[chosen].unsqueeze(1))
         if checkpoint is not None and checkpoint.due(program.step_count):
+            evaluations.collect()
             seconds = {**so_far["seconds"], "train": so_far["seconds"]["train"] + time.perf_counter() - started}
-            checkpoint.save({"step": program.step_count, "program": program.state(), **so_far, "seconds": seconds})
+            pending = evaluations.pending_states()
+            checkpoint.save(
+                {
+                    "step": program.step_count,
+                    "program": program.state(),
+                    **so_far,
+                    "seconds": seconds,
+                    "pending": pending,
+                }
+            )
         if len(program.rows) == 0:
             break
 
