@@ -19,7 +19,7 @@ Every run (method x stepsize x seed) advances in ONE batched program: the parame
 stacked along a leading axis and a step is batched forward / backward passes over all R runs, each on
 its own image: the convolutions as batched matrix products with a hand-written backward that computes
 only the gradients asked for (`OneImagePerRun`; evaluation, with many images per run, uses grouped
-convolutions under autograd). On the CPU the runs are taken in groups of RUN_GROUP, so that a group's
+convolutions and MaxPool2x2 under autograd). On the CPU the runs are taken in groups of RUN_GROUP, so that a group's
 FC-128 weights (4.7 MB a run, read 13 times per DRO step) are still in cache when read again. A run
 whose loss, gradient or parameters become non-finite is recorded as overflowed at that step and frozen
 at its last finite parameters; the other runs never see it. CPU and CUDA.
@@ -29,7 +29,8 @@ The package, one concern a module (each imports only those above it):
 * batched_autograd: the one-image-per-run feature layers, forward and hand-written backward;
 * model: the network, its keyed initialisation and the batched forward pass;
 * objectives: the inner maximisation, objectives (21) and (22), evaluation losses, overflow threshold;
-* trainer: the batched program (Program), the sample stream and the training loop (train);
+* trainer: the batched program (Program), the sample stream, the training loop (train) and its checkpoint
+  evaluations (Evaluations: in line, or in a background thread while training goes on);
 * single_run: the explicit route (nn.Module + torch.optim.SGD per run), for reference tests.
 
 Callers import the names below from `kernels.uot_dro`; a result store entry names MODULES as its code.
