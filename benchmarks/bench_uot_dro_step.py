@@ -1,18 +1,18 @@
-"""UOT-DRO (claim L6): the batch-1 DRO step of a single-run program (the full tier's and the CPU
-paper-scale unit, `Program` with R = 1) against its floor, in one process on one thread.
+"""UOT-DRO (claim L6): the batch-1 DRO step of a single-run program (the full tier's and the CPU paper-scale
+unit, `Program` with R = 1) against its floor, in one process on one thread.
 
     .venv/bin/python benchmarks/bench_uot_dro_step.py [--steps 40] [--rounds 5] [--method proposed]
         [--profile]
 
-The floor is what the step cannot avoid on this thread: 13 conv2 passes of one image (the forward of
-each of the 5 inner ascent steps and of the outer step, the input gradient of each inner step and of
-the outer step, and the outer weight gradient: 6 + 6 + 1) at the fastest rate this thread runs one (the
-faster of F.conv2d and nine per-tap matrix products), plus 14 reads of the 4.7 MB FC-128 weight (a
-forward and an input gradient per inner step, the same for the outer step, and the in-place update's
-read and write) at the rate a matrix-vector product reads it. The step, each of its parts (the inner
-maximisation; the outer forward and backward; the update) and the floor's parts are timed in
-alternating rounds; each one's fastest round counts (another job on a shared machine slows whichever
-runs beside it). Each part is printed beside its share of the floor.
+The floor is what the step cannot avoid on this thread: 13 conv2 passes of one image (the forward of each
+of the 5 inner ascent steps and of the outer step, the input gradient of each inner step and of the outer
+step, and the outer weight gradient: 6 + 6 + 1) at the fastest rate this thread runs one (the fastest of
+F.conv2d on the default layout, F.conv2d channels-last, and nine per-tap matrix products), plus 14 reads
+of the 4.7 MB FC-128 weight (a forward and an input gradient per inner step, the same for the outer step,
+and the in-place update's read and write) at the rate a matrix-vector product reads it. The step, each of
+its parts (the inner maximisation; the outer forward and backward; the update) and the floor's parts are
+timed in alternating rounds; each one's fastest round counts (another job on a shared machine slows
+whichever runs beside it). Each part is printed beside its share of the floor.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def floor_parts() -> dict:
     generator = torch.Generator().manual_seed(0)
     h = torch.randn(1, 32, 26, 26, generator=generator)
     w = torch.randn(64, 32, 3, 3, generator=generator)
+    h_last, w_last = (t.contiguous(memory_format=torch.channels_last) for t in (h, w))
     rows = torch.randn(1, 26 * 26, 32, generator=generator)
     taps = torch.randn(9, 1, 32, 64, generator=generator)
     out = torch.empty(1, 622, 64)
@@ -62,6 +63,7 @@ def floor_parts() -> dict:
 
     return {
         "conv2 pass (F.conv2d)": lambda: F.conv2d(h, w),
+        "conv2 pass (F.conv2d, channels-last)": lambda: F.conv2d(h_last, w_last),
         "conv2 pass (9 tap products)": tap_products,
         "FC-128 read (matrix-vector)": lambda: torch.mv(weight, vector),
     }
@@ -96,14 +98,14 @@ class Step:
         """Functions timing one inner ascent step's two halves: the feature layers' forward, and their
         backward to the image (each holds one conv2 pass and one FC-128 read of the floor)."""
         params = {k: v.detach() for k, v in self.program.params.items()}
-        taps = uot_dro.conv2_taps(params["conv2.weight"])
+        w2_grouped = uot_dro.grouped_conv2_weight(params["conv2.weight"])
         weights = [params[name] for name in uot_dro.model.FEATURE_PARAMETERS]
         x = self.x[0]
-        _, _, saved = uot_dro.batched_autograd.features_forward(x, *weights, taps)
+        _, _, saved = uot_dro.batched_autograd.features_forward(x, *weights, w2_grouped)
         g_pre = torch.randn(1, 1, 128, generator=torch.Generator().manual_seed(2))
         needs = [True] + [False] * 6
         return {
-            "ascent: features forward": lambda: uot_dro.batched_autograd.features_forward(x, *weights, taps),
+            "ascent: features forward": lambda: uot_dro.batched_autograd.features_forward(x, *weights, w2_grouped),
             "ascent: features backward to x": lambda: uot_dro.batched_autograd.features_backward(saved, g_pre, needs),
         }
 
@@ -117,12 +119,13 @@ class Step:
         }
 
 
+CONV2_PASS = ("conv2 pass (F.conv2d)", "conv2 pass (F.conv2d, channels-last)", "conv2 pass (9 tap products)")
 CLOCKS = ("wall clock", "CPU time")  # CPU time leaves out the time another job held this core
 
 
 def report(clock: str, best: dict, floor: dict) -> float:
     """Print the floor, each part of the step beside its share of the floor, and the step's ratio; return it."""
-    conv2 = min(best["conv2 pass (F.conv2d)"], best["conv2 pass (9 tap products)"])
+    conv2 = min(best[name] for name in CONV2_PASS)
     fc_read = best["FC-128 read (matrix-vector)"]
     floor_ms = (sum(CONV2_PASSES.values()) * conv2 + sum(FC_READS.values()) * fc_read) * 1e3
     parts = {
@@ -184,7 +187,11 @@ def main() -> None:
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 
-PRODUCTS = ("aten::bmm", "aten::baddbmm", "aten::baddbmm_", "aten::mm", "aten::addmm", "aten::mv", "aten::matmul")
+PRODUCTS = (  # matrix products and convolutions (oneDNN's, and the im2col one conv1 takes with one input channel)
+    *("aten::bmm", "aten::baddbmm", "aten::baddbmm_", "aten::mm", "aten::addmm", "aten::mv", "aten::matmul"),
+    *("aten::mkldnn_convolution", "aten::convolution_backward", "aten::_slow_conv2d_forward"),
+    "aten::_slow_conv2d_backward",
+)
 
 
 def dispatch_floor(calls: int = 20_000) -> float:
@@ -209,11 +216,14 @@ def eager_floor(step: Step, steps: int, best: dict, show_table: bool) -> None:
     products = sum(e.self_cpu_time_total for e in totals if e.key in PRODUCTS) / 1e6 / steps
     top_level = sum(1 for e in prof.events() if e.cpu_parent is None) / steps
     dispatch = dispatch_floor()
-    conv2 = min(best["conv2 pass (F.conv2d)"], best["conv2 pass (9 tap products)"])
+    conv2 = min(best[name] for name in CONV2_PASS)
     floor_ms = (sum(CONV2_PASSES.values()) * conv2 + sum(FC_READS.values()) * best["FC-128 read (matrix-vector)"]) * 1e3
     bound = products * 1e3 + top_level * dispatch * 1e3
     print("where the step's time goes (one profiled round, CPU time):")
-    print(f"  matrix products' own time {products * 1e3:.3f} ms = {products * 1e3 / floor_ms:.2f} x the floor")
+    print(
+        f"  matrix products' and convolutions' own time {products * 1e3:.3f} ms = "
+        f"{products * 1e3 / floor_ms:.2f} x the floor"
+    )
     print(
         f"  operator calls from Python {top_level:.0f} per step x dispatch floor {dispatch * 1e6:.2f} us = "
         f"{top_level * dispatch * 1e3:.3f} ms"

@@ -16,13 +16,14 @@ Setup (CLAIMS.md, "DRO (L5, L6)"; the authors' released `uot-dro/` code for what
   split: the UOT-DRO objective both methods minimise, the released code's `eval_loss`.
 
 Every run (method x stepsize x seed) advances in ONE batched program: the parameters of R runs are
-stacked along a leading axis and a step is batched forward / backward passes over all R runs, each on
-its own image: the convolutions as batched matrix products with a hand-written backward that computes
-only the gradients asked for (`OneImagePerRun`; evaluation, with many images per run, uses grouped
-convolutions and MaxPool2x2 under autograd). On the CPU the runs are taken in groups of RUN_GROUP, so that a group's
-FC-128 weights (4.7 MB a run, read 13 times per DRO step) are still in cache when read again. A run
-whose loss, gradient or parameters become non-finite is recorded as overflowed at that step and frozen
-at its last finite parameters; the other runs never see it. CPU and CUDA.
+stacked along a leading axis and a step is batched forward / backward passes over all R runs, each on its
+own image: grouped convolutions of a batch of one (group r holds run r's filters) with a hand-written
+backward that computes only the gradients asked for (`OneImagePerRun`; evaluation, with many images per
+run, uses the same grouped convolutions and MaxPool2x2 under autograd). On the CPU the runs are taken in
+groups of RUN_GROUP, so that a group's FC-128 weights (4.7 MB a run, read 13 times per DRO step) are
+still in cache when read again. A run whose loss, gradient or parameters become non-finite is recorded as
+overflowed at that step and frozen at its last finite parameters; the other runs never see it. CPU and
+CUDA.
 
 The package, one concern a module (each imports only those above it):
 
@@ -39,7 +40,7 @@ Callers import the names below from `kernels.uot_dro`; a result store entry name
 from __future__ import annotations
 
 from kernels.uot_dro import batched_autograd, model, objectives, single_run, trainer
-from kernels.uot_dro.batched_autograd import CONV2_TAPS, OneImagePerRun, conv2_taps
+from kernels.uot_dro.batched_autograd import CONV2_GROUPED, OneImagePerRun, grouped_conv2_weight
 from kernels.uot_dro.model import (
     FC1,
     PARAMETER_SHAPES,
@@ -86,10 +87,10 @@ from kernels.uot_dro.trainer import (
 MODULES = (batched_autograd, model, objectives, trainer, single_run)  # the source a trained result depends on
 
 __all__ = [
-    "BETA", "CONV2_TAPS", "CURVES", "FC1", "INNER_LR", "INNER_MOMENTUM", "INNER_STEPS", "LAMBDA", "METHODS",
+    "BETA", "CONV2_GROUPED", "CURVES", "FC1", "INNER_LR", "INNER_MOMENTUM", "INNER_STEPS", "LAMBDA", "METHODS",
     "MODULES", "PARAMETER_SHAPES", "RHO", "RUN_GROUP", "SAFE_MAGNITUDE", "STREAM_BLOCK", "Data",
     "OneImagePerRun", "Program", "Run", "SimpleCNN", "SingleRun", "accuracy", "adversarial_losses",
-    "baseline_loss", "conv2_taps", "cross_entropy", "evaluate", "features_grouped", "forward",
+    "baseline_loss", "grouped_conv2_weight", "cross_entropy", "evaluate", "features_grouped", "forward",
     "forward_features", "forward_parts", "inner_maximise", "inner_objective", "init_parameters",
     "order_runs", "overflow_threshold", "proposed_loss", "run_objectives", "sample_indices", "train",
 ]  # fmt: skip

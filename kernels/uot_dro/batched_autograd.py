@@ -1,50 +1,34 @@
 """UOT-DRO (claim L6): the one-image-per-run forward and hand-written backward of the network's
-feature layers, R runs at once (batched matrix products; only the gradients asked for)."""
+feature layers, R runs at once (grouped convolutions of a batch of one; only the gradients asked for)."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-# The one-image-per-run program. Each run's activations are channels-last matrices (positions x
-# channels), so a 3x3 convolution is a sum of nine batched matrix products, one per tap, each taking
-# the input rows shifted by that tap's offset (the "wide row" form: an image row keeps its full
-# input width, the columns past the valid output are computed and never read). No im2col copy; the
-# pooling and its gradient run over contiguous channel vectors.
+# The one-image-per-run program: R runs, each on its own image, as grouped convolutions on a batch of
+# one (group r holds run r's filters), channels-last throughout, with a hand-written backward that asks
+# each convolution's backward for only the gradients wanted (the inner maximisation wants the input's
+# alone). oneDNN's grouped convolution of one image measured 0.12-0.14 ms a run for conv2 forward or
+# input gradient on one thread, against 0.26 ms for the nine shifted per-tap matrix products this
+# program used before (benchmarks/bench_uot_dro_step.py), and it grows linearly in R.
 #
-#   x (R, 28, 28) -> conv1 + ReLU: h1 (R, 26 * 26, 32), rows 26 wide
-#                 -> conv2: c2 (R, 622, 64), rows 26 wide (622 = 23 * 26 + 24: the last valid position + 1)
-#                 -> 2x2 max-pool + ReLU (ReLU and max commute): m (R, 12, 12, 64) -> a (R, 1, 9216) in
+#   x (R, 28, 28) -> conv1 + ReLU: h1 (1, R * 32, 26, 26), channels-last
+#                 -> conv2: c2 (1, R * 64, 24, 24), channels-last, i.e. memory (24, 24, R * 64)
+#                 -> 2x2 max-pool + ReLU (ReLU and max commute): m (1, 12, 12, R * 64) -> a (R, 1, 9216) in
 #                    nn.Module's flatten order (channel, row, column) -> FC-128: pre (R, 1, 128)
 #
 # The backward sends the pool's gradient to the first maximum of each window in scan order, as
-# max_pool2d does, into a zero-bordered 28 x 28 plane, from which conv2's input gradient is the full
-# correlation with the flipped filters (again nine shifted products, rows 28 wide); it computes only
-# the gradients asked for (the inner maximisation asks for the input's alone).
+# max_pool2d does, then through the two convolutions' backward.
 
-CONV2_TAPS = "conv2.taps"  # optional params entry: conv2_taps(conv2.weight), prepared once for many calls
-# Zero-bordered gradient planes, reused (only the interior is written): a fresh zeroed plane per backward
-# measured 9-13 % slower at R = 24 (new pages on every call)
-_PLANES: dict[tuple, torch.Tensor] = {}
+CONV2_GROUPED = "conv2.grouped"  # optional params entry: grouped_conv2_weight(conv2.weight), prepared once
+_CONV = dict(stride=[1, 1], padding=[0, 0], dilation=[1, 1], transposed=False, output_padding=[0, 0])
 
 
-def conv2_taps(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """conv2's filters (R, 64, 32, 3, 3) as per-tap matrices: (9, R, 32, 64) for the forward product and
-    (9, R, 64, 32) for the input gradient, tap t = 3 kh + kw."""
-    runs = weight.shape[0]
-    return (
-        weight.permute(3, 4, 0, 2, 1).contiguous().view(9, runs, 32, 64),
-        weight.permute(3, 4, 0, 1, 2).contiguous().view(9, runs, 64, 32),
-    )
-
-
-def _shifted(t: torch.Tensor, rows: int, width: int) -> list[torch.Tensor]:
-    """The nine views t[:, off : off + rows] (off = kh * width + kw, tap order) of t (R, P, C) contiguous."""
-    runs, _, channels = t.shape
-    v = t.as_strided(
-        (3, 3, runs, rows, channels), (width * channels, channels, t.stride(0), channels, 1), t.storage_offset()
-    )
-    return [tap for row in v.unbind(0) for tap in row.unbind(0)]
+def grouped_conv2_weight(weight: torch.Tensor) -> torch.Tensor:
+    """conv2's filters (R, 64, 32, 3, 3) as one grouped convolution's weight (R * 64, 32, 3, 3), channels-last
+    (the input's layout: a default-layout weight measured 5-8 % slower a pass)."""
+    return weight.reshape(-1, 32, 3, 3).contiguous(memory_format=torch.channels_last)
 
 
 def _windows(t: torch.Tensor, width: int, offset: int = 0, channels: int = 64) -> torch.Tensor:
@@ -103,78 +87,56 @@ class MaxPool2x2(torch.autograd.Function):
         return g_c.permute(0, 3, 1, 2)
 
 
-def _gradient_plane(runs: int, like: torch.Tensor) -> torch.Tensor:
-    key = (runs, like.dtype, like.device)
-    plane = _PLANES.get(key)
-    if plane is None:
-        if len(_PLANES) >= 16:
-            _PLANES.clear()
-        plane = _PLANES[key] = torch.zeros(runs, 28 * 28, 64, dtype=like.dtype, device=like.device)
-    return plane
-
-
-def features_forward(x, w1, b1, w2, b2, wf, bf, taps):
-    """(pre, a, saved) of R runs on one image each, x (R, 1, 1, 28, 28), parameters stacked (R, ...), taps
-    conv2_taps(w2) or None; `saved` is what features_backward needs. No autograd."""
+def features_forward(x, w1, b1, w2, b2, wf, bf, w2_grouped):
+    """(pre, a, saved) of R runs on one image each, x (R, 1, 1, 28, 28), parameters stacked (R, ...),
+    w2_grouped grouped_conv2_weight(w2) or None; `saved` is what features_backward needs. No autograd."""
     runs = x.shape[0]
-    cols = x.reshape(runs, 28, 28).unfold(1, 26, 1).unfold(2, 26, 1).reshape(runs, 9, 676)
-    h1 = torch.baddbmm(b1.unsqueeze(1), cols.transpose(1, 2), w1.view(runs, 32, 9).transpose(1, 2)).relu_()
-    forward_taps, backward_taps = taps if taps is not None else conv2_taps(w2)
-    products = zip(_shifted(h1, 622, 26), forward_taps.unbind(0))
-    h, w = next(products)
-    c2 = torch.baddbmm(b2.unsqueeze(1), h, w)
-    for h, w in products:
-        c2.baddbmm_(h, w)
-    m = _window_maximum(_windows(c2, 26))
-    a = m.view(runs, 144, 64).transpose(1, 2).relu().reshape(runs, 1, 9216)
+    x = x.reshape(1, runs, 28, 28).contiguous(memory_format=torch.channels_last)
+    w1 = w1.view(runs * 32, 1, 3, 3)
+    h1 = F.conv2d(x, w1, b1.reshape(-1), groups=runs).relu_().contiguous(memory_format=torch.channels_last)
+    w2 = grouped_conv2_weight(w2) if w2_grouped is None else w2_grouped
+    c2 = F.conv2d(h1, w2, b2.reshape(-1), groups=runs).permute(0, 2, 3, 1)  # (1, 24, 24, R * 64)
+    if not c2.is_contiguous():  # oneDNN returns its input's layout; any other backend's is made so
+        c2 = c2.contiguous()
+    m = _window_maximum(_windows(c2, 24, channels=runs * 64))
+    a = m.view(144, runs, 64).permute(1, 2, 0).relu().reshape(runs, 1, 9216)
     pre = torch.baddbmm(bf.unsqueeze(1), a, wf.transpose(1, 2))
-    return pre, a, (cols, h1, c2, m, a, w1, wf, backward_taps)
+    return pre, a, (x, h1, c2, m, a, w1, w2, wf)
 
 
 def features_backward(saved, g_pre, needs):
     """The gradients (x, w1, b1, w2, b2, wf, bf; None where `needs` says False) of features_forward's
     inputs, from the gradient g_pre (R, 1, 128) of its FC-128 pre-activation. No autograd."""
-    cols, h1, c2, m, a, w1, wf, backward_taps = saved
+    x, h1, c2, m, a, w1, w2, wf = saved
     need_x, need_w1, need_b1, need_w2, need_b2, need_wf, need_bf = needs[:7]
-    runs = h1.shape[0]
+    runs = a.shape[0]
     g_x = g_w1 = g_b1 = g_w2 = g_b2 = g_wf = g_bf = None
     if need_bf:
         g_bf = g_pre.sum(1)
     if need_wf:
         g_wf = torch.bmm(g_pre.transpose(1, 2), a)
-    if not (need_x or need_w1 or need_b1 or need_w2 or need_b2):
+    need_h1 = need_x or need_w1 or need_b1
+    if not (need_h1 or need_w2 or need_b2):
         return g_x, g_w1, g_b1, g_w2, g_b2, g_wf, g_bf
     g_a = torch.ops.aten.threshold_backward(torch.bmm(g_pre, wf), a, 0)  # through the ReLU after the pool
-    if need_b2:
-        g_b2 = g_a.view(runs, 64, 144).sum(2)
-    # the pool: each window's gradient to its first maximum in scan order, into the plane's interior
-    plane = _gradient_plane(runs, c2)
-    g_m = g_a.view(runs, 64, 144).transpose(1, 2).contiguous().view(runs, 12, 12, 64)
-    _route_to_first_maximum(g_m, m, _windows(c2, 26), _windows(plane, 28, offset=2 * 28 + 2))
-    if need_w2:  # sum over the valid positions of (input at the tap's offset) x (gradient), per tap
-        g_c2 = torch.zeros_like(c2)
-        g_c2.as_strided((runs, 24, 24, 64), (c2.stride(0), 26 * 64, 64, 1)).copy_(
-            plane.view(runs, 28, 28, 64)[:, 2:26, 2:26]
+    # the pool: each window's gradient to its first maximum in scan order, written into every slot
+    g_m = g_a.view(runs, 64, 144).permute(2, 0, 1).contiguous().view(1, 12, 12, runs * 64)
+    g_c2 = torch.empty_like(c2)
+    channels = runs * 64
+    _route_to_first_maximum(g_m, m, _windows(c2, 24, channels=channels), _windows(g_c2, 24, channels=channels))
+    g_h1, g_w2, g_b2 = torch.ops.aten.convolution_backward(
+        g_c2.permute(0, 3, 1, 2), h1, w2, [channels], **_CONV, groups=runs, output_mask=[need_h1, need_w2, need_b2]
+    )
+    g_w2 = None if g_w2 is None else g_w2.view(runs, 64, 32, 3, 3).contiguous()  # the parameter's layout
+    g_b2 = None if g_b2 is None else g_b2.view(runs, 64)
+    if need_h1:
+        g_h1 = torch.ops.aten.threshold_backward(g_h1, h1, 0)
+        g_x, g_w1, g_b1 = torch.ops.aten.convolution_backward(
+            g_h1, x, w1, [runs * 32], **_CONV, groups=runs, output_mask=[need_x, need_w1, need_b1]
         )
-        g_w2 = torch.stack([torch.bmm(g_c2.transpose(1, 2), h) for h in _shifted(h1, 622, 26)], dim=-1).view(
-            runs, 64, 32, 3, 3
-        )
-    if need_x or need_w1 or need_b1:
-        # tap (kh, kw) reads offset (2 - kh, 2 - kw)
-        products = zip(reversed(_shifted(plane, 726, 28)), backward_taps.unbind(0))
-        g, w = next(products)
-        g_h1 = torch.bmm(g, w)  # (R, 726, 32), rows 28 wide
-        for g, w in products:
-            g_h1.baddbmm_(g, w)
-        g_h1 = g_h1.as_strided((runs, 26, 26, 32), (g_h1.stride(0), 28 * 32, 32, 1))
-        g_h1 = torch.ops.aten.threshold_backward(g_h1, h1.view(runs, 26, 26, 32), 0).view(runs, 676, 32)
-        if need_b1:
-            g_b1 = g_h1.sum(1)
-        if need_w1:
-            g_w1 = torch.bmm(g_h1.transpose(1, 2), cols.transpose(1, 2)).view(runs, 32, 1, 3, 3)
-        if need_x:
-            g_cols = torch.bmm(w1.view(runs, 32, 9).transpose(1, 2), g_h1.transpose(1, 2))  # (R, 9, 676)
-            g_x = F.fold(g_cols, (28, 28), 3).view(runs, 1, 1, 28, 28)
+        g_x = None if g_x is None else g_x.reshape(runs, 1, 1, 28, 28)
+        g_w1 = None if g_w1 is None else g_w1.view(runs, 32, 1, 3, 3)
+        g_b1 = None if g_b1 is None else g_b1.view(runs, 32)
     return g_x, g_w1, g_b1, g_w2, g_b2, g_wf, g_bf
 
 
@@ -182,8 +144,8 @@ class OneImagePerRun(torch.autograd.Function):
     """(pre, a) of R runs on one image each under autograd: features_forward and features_backward."""
 
     @staticmethod
-    def forward(ctx, x, w1, b1, w2, b2, wf, bf, taps):  # noqa: D102
-        pre, a, saved = features_forward(x, w1, b1, w2, b2, wf, bf, taps)
+    def forward(ctx, x, w1, b1, w2, b2, wf, bf, w2_grouped):  # noqa: D102
+        pre, a, saved = features_forward(x, w1, b1, w2, b2, wf, bf, w2_grouped)
         ctx.save_for_backward(*saved)
         ctx.mark_non_differentiable(a)
         return pre, a

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from kernels.seeding import key_seed
 from kernels.uot_dro.batched_autograd import (
-    CONV2_TAPS,
+    CONV2_GROUPED,
     MaxPool2x2,
     OneImagePerRun,
     features_backward,
@@ -73,7 +73,7 @@ def forward_features(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
     filters see the B images at once."""
     if x.shape[1] == 1:
         weights = (params[name] for name in FEATURE_PARAMETERS)
-        pre, a = OneImagePerRun.apply(x, *weights, params.get(CONV2_TAPS))
+        pre, a = OneImagePerRun.apply(x, *weights, params.get(CONV2_GROUPED))
         return a, pre
     return features_grouped(params, x)
 
@@ -122,7 +122,7 @@ def cross_entropy_gradient(logits: torch.Tensor, labels: torch.Tensor) -> torch.
 def one_image_forward(params: dict[str, torch.Tensor], x: torch.Tensor):
     """(logits (R, 1, 10), hidden = relu(pre) (R, 1, 128), a (R, 1, 9216), saved) of R runs on one image
     each, x (R, 1, 1, 28, 28); `saved` is what one_image_backward needs. Outside autograd."""
-    pre, a, saved = features_forward(x, *(params[name] for name in FEATURE_PARAMETERS), params.get(CONV2_TAPS))
+    pre, a, saved = features_forward(x, *(params[name] for name in FEATURE_PARAMETERS), params.get(CONV2_GROUPED))
     hidden = F.relu(pre)
     logits = torch.baddbmm(params["fc2.bias"].unsqueeze(1), hidden, params["fc2.weight"].transpose(1, 2))
     return logits, hidden, a, saved

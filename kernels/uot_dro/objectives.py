@@ -9,7 +9,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from kernels.uot_dro.batched_autograd import CONV2_TAPS, conv2_taps
+from kernels.uot_dro.batched_autograd import CONV2_GROUPED, grouped_conv2_weight
 from kernels.uot_dro.model import cross_entropy, cross_entropy_gradient, forward, one_image_backward, one_image_forward
 
 LAMBDA = 1.0
@@ -73,7 +73,7 @@ def inner_maximise(
     also returns the objective at z_0 = x, z_1, ..., z_5.
     """
     frozen = {name: p.detach() for name, p in params.items()}
-    frozen[CONV2_TAPS] = conv2_taps(frozen["conv2.weight"])
+    frozen[CONV2_GROUPED] = grouped_conv2_weight(frozen["conv2.weight"])
     lr, momentum = INNER_LR / lam, INNER_MOMENTUM
     u, v = x.clone(), torch.zeros_like(x)
     values = []
