@@ -92,7 +92,7 @@ def features_forward(x, w1, b1, w2, b2, wf, bf, w2_grouped):
     w2_grouped grouped_conv2_weight(w2) or None; `saved` is what features_backward needs. No autograd."""
     runs = x.shape[0]
     x = x.reshape(1, runs, 28, 28).contiguous(memory_format=torch.channels_last)
-    w1 = w1.view(runs * 32, 1, 3, 3)
+    w1 = w1.reshape(runs * 32, 1, 3, 3)
     h1 = F.conv2d(x, w1, b1.reshape(-1), groups=runs).relu_().contiguous(memory_format=torch.channels_last)
     w2 = grouped_conv2_weight(w2) if w2_grouped is None else w2_grouped
     c2 = F.conv2d(h1, w2, b2.reshape(-1), groups=runs).permute(0, 2, 3, 1)  # (1, 24, 24, R * 64)

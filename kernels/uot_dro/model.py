@@ -100,18 +100,25 @@ def forward(params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     return forward_parts(params, x)[0]
 
 
+def one_hot(labels: torch.Tensor, classes: int, dtype: torch.dtype) -> torch.Tensor:
+    """The labels' one-hot rows (..., classes), by a comparison: it needs no check of the labels' range and
+    so no host synchronisation on CUDA."""
+    return (labels.unsqueeze(-1) == torch.arange(classes, device=labels.device)).to(dtype)
+
+
 def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA; the one-hot by a
-    comparison, which needs no check of the labels' range and so no host synchronisation)."""
-    onehot = (labels.unsqueeze(-1) == torch.arange(logits.shape[-1], device=labels.device)).to(logits.dtype)
-    return torch.logsumexp(logits, dim=-1) - (logits * onehot).sum(dim=-1)
+    """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA)."""
+    return torch.logsumexp(logits, dim=-1) - (logits * one_hot(labels, logits.shape[-1], logits.dtype)).sum(dim=-1)
 
 
-def cross_entropy_gradient(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """d cross_entropy / d logits: softmax(logits) - onehot(labels), the softmax as exp(logits - logsumexp)
-    (what autograd computes for cross_entropy above)."""
-    onehot = (labels.unsqueeze(-1) == torch.arange(logits.shape[-1], device=labels.device)).to(logits.dtype)
-    return torch.exp(logits - torch.logsumexp(logits, dim=-1, keepdim=True)) - onehot
+def cross_entropy_gradient(
+    logits: torch.Tensor, labels: torch.Tensor, onehot: torch.Tensor | None = None
+) -> torch.Tensor:
+    """d cross_entropy / d logits: softmax(logits) - onehot(labels) (what autograd computes for cross_entropy
+    above, to rounding); `onehot`, the labels' one-hot if a loop over the same labels has made it once."""
+    if onehot is None:
+        onehot = one_hot(labels, logits.shape[-1], logits.dtype)
+    return torch.softmax(logits, dim=-1).sub_(onehot)
 
 
 # One image per run (a training step) without autograd: the step's gradients are a fixed chain of a few

@@ -10,7 +10,14 @@ import torch
 import torch.nn.functional as F
 
 from kernels.uot_dro.batched_autograd import CONV2_GROUPED, grouped_conv2_weight
-from kernels.uot_dro.model import cross_entropy, cross_entropy_gradient, forward, one_image_backward, one_image_forward
+from kernels.uot_dro.model import (
+    cross_entropy,
+    cross_entropy_gradient,
+    forward,
+    one_hot,
+    one_image_backward,
+    one_image_forward,
+)
 
 LAMBDA = 1.0
 BETA = 1.0
@@ -45,14 +52,21 @@ def inner_objective(
 
 
 def inner_gradient(
-    params: dict[str, torch.Tensor], z: torch.Tensor, x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA
+    params: dict[str, torch.Tensor],
+    z: torch.Tensor,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    lam: float = LAMBDA,
+    onehot: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """d inner_objective / d z (R, B, 1, 28, 28), params held fixed: for one image per run written out
-    (the network's backward to its input less 2 lambda (z - x)), for many by autograd."""
+    (the network's backward to its input less 2 lambda (z - x); `onehot`, y's one-hot if made already),
+    for many by autograd."""
     if z.shape[1] == 1:
         logits, hidden, _, saved = one_image_forward(params, z)
-        g_z = one_image_backward(params, hidden, saved, cross_entropy_gradient(logits, y), {"x"})["x"]
-        return g_z - (2 * lam) * (z - x)
+        g_logits = cross_entropy_gradient(logits, y, onehot)
+        g_z = one_image_backward(params, hidden, saved, g_logits, {"x"})["x"]
+        return g_z.sub_(z - x, alpha=2 * lam)
     z = z.detach().requires_grad_(True)
     with torch.enable_grad():
         (g,) = torch.autograd.grad(inner_objective(params, z, x, y, lam).sum(), z)
@@ -69,23 +83,21 @@ def inner_maximise(
 ):
     """z* ~ argmax_z l(theta; z, y) - lambda ||z - x||^2 by Nesterov ascent from z = x (per run, image).
 
-    params are held fixed (detached; conv2's per-tap filters prepared once for the steps). With trace=True
+    params are held fixed (detached; conv2's grouped weight prepared once for the steps). With trace=True
     also returns the objective at z_0 = x, z_1, ..., z_5.
     """
     frozen = {name: p.detach() for name, p in params.items()}
     frozen[CONV2_GROUPED] = grouped_conv2_weight(frozen["conv2.weight"])
+    onehot = one_hot(y, 10, x.dtype) if x.shape[1] == 1 else None
     lr, momentum = INNER_LR / lam, INNER_MOMENTUM
     u, v = x.clone(), torch.zeros_like(x)
     values = []
-    with torch.enable_grad():
-        for _ in range(steps):
-            if trace:
-                values.append(inner_objective(frozen, u, x, y, lam).detach())
-            z = (u + momentum * v).detach()
-            g = inner_gradient(frozen, z, x, y, lam)
-            v = momentum * v + lr * g
-            u = u + v
-    u = u.detach()
+    for _ in range(steps):
+        if trace:
+            values.append(inner_objective(frozen, u, x, y, lam).detach())
+        g = inner_gradient(frozen, torch.add(u, v, alpha=momentum), x, y, lam, onehot)  # at the look-ahead point
+        v.mul_(momentum).add_(g, alpha=lr)  # v = momentum v + lr g
+        u.add_(v)
     if trace:
         values.append(inner_objective(frozen, u, x, y, lam).detach())
         return u, torch.stack(values)

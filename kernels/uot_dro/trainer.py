@@ -138,6 +138,7 @@ class Program:
             name: torch.stack([inits[r.seed][name] for r in self.runs]).to(self.device, dtype)
             for name in PARAMETER_SHAPES
         }
+        self._bind_small_parameters()
         count = len(self.runs)
         self.rows = np.arange(count)  # run index of each batch row (block order is kept)
         self.alpha = torch.zeros(count, dtype=dtype, device=self.device)
@@ -151,6 +152,18 @@ class Program:
         self.keep_frozen = keep_frozen
         self.frozen: dict[int, dict[str, torch.Tensor]] = {}  # run index -> last finite parameters (keep_frozen)
         self.step_count = 0
+
+    def _bind_small_parameters(self) -> None:
+        """Make the small parameters views of one buffer (R, 20,234), so that the update, its finiteness
+        check and its freeze are one operation each rather than one per parameter (the batch-1 step's update
+        took 0.6 ms, four times its floor, in ~90 small operations)."""
+        count = self.params[FC1].shape[0]
+        self._small = torch.cat([self.params[n].reshape(count, -1) for n in SMALL_PARAMETERS], dim=1)
+        start = 0
+        for name in SMALL_PARAMETERS:
+            size = math.prod(PARAMETER_SHAPES[name])
+            self.params[name] = self._small[:, start : start + size].view(count, *PARAMETER_SHAPES[name])
+            start += size
 
     @property
     def blocks(self) -> tuple[int, int, int]:
@@ -180,6 +193,7 @@ class Program:
         self.step_count = int(state["step"])
         self.rows = state["rows"].copy()
         self.params = {k: v.to(self.device) for k, v in state["params"].items()}
+        self._bind_small_parameters()
         for name in BATCHED:
             if name != "params":
                 setattr(self, name, state[name].to(self.device))
@@ -259,11 +273,11 @@ class Program:
         )
         exponent = torch.nan_to_num(exponent, nan=math.inf, posinf=math.inf, neginf=-math.inf)
         rate = self.lr
-        candidate = {n: self.params[n] - _rows(rate, g) * g for n, g in grads.items()}
+        small_gradient = torch.cat([grads[n].reshape(len(rate), -1) for n in SMALL_PARAMETERS], dim=1)
+        candidate = torch.addcmul(self._small, _rows(rate, small_gradient), small_gradient, value=-1)
         candidate_alpha = self.alpha - rate * grad_alpha
-        finite = torch.isfinite(losses) & torch.isfinite(candidate_alpha)
-        for tensor in candidate.values():  # a non-finite gradient makes its candidate non-finite (rate > 0)
-            finite &= torch.isfinite(_max_abs(tensor))
+        # a non-finite gradient makes its candidate non-finite (rate > 0)
+        finite = torch.isfinite(losses) & torch.isfinite(candidate_alpha) & torch.isfinite(_max_abs(candidate))
         # FC-128 weight: candidate W - rate * grad_pre^T features, finite if the float64 bound says so
         step_size = rate.double() * _max_abs(grad_pre) * _max_abs(features)
         bound = self.fc1_bound + step_size
@@ -278,19 +292,18 @@ class Program:
                 bound = torch.where(unproven, _max_abs(exact), bound)
         healthy = finite  # per run: one run's overflow must not touch the others
         self.max_exponent = torch.maximum(self.max_exponent, exponent)
+        if bool(healthy.all()):  # every run takes its step
+            self.params[FC1].baddbmm_((-_rows(rate, grad_pre) * grad_pre).transpose(1, 2), features)
+            self._small.copy_(candidate)
+            self.alpha, self.fc1_bound = candidate_alpha, bound
+            return
         zero = lambda t: torch.where(_rows(healthy, t), t, torch.zeros_like(t))  # noqa: E731
-        previous = (
-            {k: v[~healthy].clone() for k, v in self.params.items()}
-            if self.keep_frozen and not bool(healthy.all())
-            else None
-        )
+        previous = {k: v[~healthy].clone() for k, v in self.params.items()} if self.keep_frozen else None
         self.params[FC1].baddbmm_(zero(-_rows(rate, grad_pre) * grad_pre).transpose(1, 2), zero(features))
-        for n, tensor in candidate.items():
-            self.params[n] = torch.where(_rows(healthy, tensor), tensor, self.params[n])
+        self._small.copy_(torch.where(_rows(healthy, candidate), candidate, self._small))
         self.alpha = torch.where(healthy, candidate_alpha, self.alpha)
         self.fc1_bound = torch.where(healthy, bound, self.fc1_bound)
-        if not bool(healthy.all()):
-            self._freeze(healthy.cpu().numpy(), exponent.cpu().numpy(), previous)
+        self._freeze(healthy.cpu().numpy(), exponent.cpu().numpy(), previous)
 
     def _freeze(self, healthy: np.ndarray, exponent: np.ndarray, previous: dict[str, torch.Tensor] | None) -> None:
         """Record the runs that overflowed at this step and take them out of the batch."""
@@ -304,9 +317,10 @@ class Program:
                 self.frozen[int(run)] = {k: v[j] for k, v in previous.items()}
         keep = torch.as_tensor(np.flatnonzero(healthy), device=self.device)
         self.params = {k: v.index_select(0, keep) for k, v in self.params.items()}
+        self.rows = self.rows[healthy]
+        self._bind_small_parameters()
         for name in ("alpha", "lr", "fc1_bound", "max_exponent"):
             setattr(self, name, getattr(self, name).index_select(0, keep))
-        self.rows = self.rows[healthy]
 
     def finish(self) -> None:
         """Copy the per-row records of the runs still in the batch into the per-run arrays."""
