@@ -9,15 +9,15 @@ MUTANTS = [
     Mutant(
         "uot-dro-inner-sign-flipped",
         target="kernels.uot_dro.objectives:inner_maximise",
-        old="v = momentum * v + lr * g",
-        new="v = momentum * v - lr * g",
+        old="v.mul_(momentum).add_(g, alpha=lr)",
+        new="v.mul_(momentum).add_(g, alpha=-lr)",
         why="the inner problem descended instead of ascended: z* then lowers l(theta; z) - lambda ||z - x||^2",
     ),
     Mutant(
         "uot-dro-inner-update-discarded",
         target="kernels.uot_dro.objectives:inner_maximise",
-        old="            u = u + v\n",
-        new="            u + v  # result never assigned\n",
+        old="        u.add_(v)\n",
+        new="        u.add(v)  # result never assigned\n",
         why="the Nesterov iterate never moves (an unassigned expression): lhat is the clean loss",
     ),
     Mutant(

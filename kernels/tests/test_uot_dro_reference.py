@@ -534,3 +534,25 @@ def test_bad_runs_are_refused_with_one_line():
         uot_dro.order_runs([uot_dro.Run("sgd", 1e-3, 0)])
     with pytest.raises(ValueError, match="stepsize must be a positive number"):
         uot_dro.order_runs([uot_dro.Run("erm", -1.0, 0)])
+
+
+@pytest.mark.smoke
+def test_a_batch_whose_every_run_overflows_empties():
+    """Two baseline runs at stepsize 10 overflow within a few steps: both are recorded and frozen at finite
+    parameters, and the batch keeps its parameters' shapes with no rows (the small parameters' shared buffer
+    rebuilt for zero runs: the freeze of the last run in a batch once crashed there)."""
+    program = uot_dro.Program(
+        [uot_dro.Run("baseline", 10.0, 0), uot_dro.Run("baseline", 10.0, 1)], SEED, keep_frozen=True
+    )
+    x_train, y_train = _images(40, "overflow")
+    for t in range(30):
+        if len(program.rows) == 0:
+            break
+        program.step(x_train[[t, t]].unsqueeze(1), y_train[[t, t]].unsqueeze(1))
+    assert len(program.rows) == 0, f"still {len(program.rows)} runs in the batch after {t} steps"
+    assert all(program.overflow_step > 0), program.overflow_step
+    assert {k: tuple(v.shape) for k, v in program.params.items()} == {
+        k: (0, *shape) for k, shape in uot_dro.PARAMETER_SHAPES.items()
+    }
+    for run in (0, 1):
+        assert all(bool(torch.isfinite(v).all()) for v in program.parameters_of(run).values())

@@ -81,6 +81,7 @@ def order_runs(runs: Sequence[Run]) -> list[Run]:
 
 
 SMALL_PARAMETERS = tuple(name for name in PARAMETER_SHAPES if name != FC1)  # updated out of place (not rank one)
+SMALL_SIZES = {name: math.prod(PARAMETER_SHAPES[name]) for name in SMALL_PARAMETERS}  # entries a run
 SAFE_MAGNITUDE = 1e36  # below float32's max (3.4e38) by a margin no rounding of one update can cross
 BATCHED = ("params", "alpha", "lr", "fc1_bound", "max_exponent")  # state with one row per run in the batch
 
@@ -158,12 +159,11 @@ class Program:
         check and its freeze are one operation each rather than one per parameter (the batch-1 step's update
         took 0.6 ms, four times its floor, in ~90 small operations)."""
         count = self.params[FC1].shape[0]
-        self._small = torch.cat([self.params[n].reshape(count, -1) for n in SMALL_PARAMETERS], dim=1)
+        self._small = torch.cat([self.params[n].reshape(count, SMALL_SIZES[n]) for n in SMALL_PARAMETERS], dim=1)
         start = 0
         for name in SMALL_PARAMETERS:
-            size = math.prod(PARAMETER_SHAPES[name])
-            self.params[name] = self._small[:, start : start + size].view(count, *PARAMETER_SHAPES[name])
-            start += size
+            self.params[name] = self._small[:, start : start + SMALL_SIZES[name]].view(count, *PARAMETER_SHAPES[name])
+            start += SMALL_SIZES[name]
 
     @property
     def blocks(self) -> tuple[int, int, int]:
@@ -273,7 +273,7 @@ class Program:
         )
         exponent = torch.nan_to_num(exponent, nan=math.inf, posinf=math.inf, neginf=-math.inf)
         rate = self.lr
-        small_gradient = torch.cat([grads[n].reshape(len(rate), -1) for n in SMALL_PARAMETERS], dim=1)
+        small_gradient = torch.cat([grads[n].reshape(len(rate), SMALL_SIZES[n]) for n in SMALL_PARAMETERS], dim=1)
         candidate = torch.addcmul(self._small, _rows(rate, small_gradient), small_gradient, value=-1)
         candidate_alpha = self.alpha - rate * grad_alpha
         # a non-finite gradient makes its candidate non-finite (rate > 0)
