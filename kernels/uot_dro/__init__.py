@@ -19,7 +19,7 @@ Every run (method x stepsize x seed) advances in ONE batched program: the parame
 stacked along a leading axis and a step is batched forward / backward passes over all R runs, each on its
 own image: grouped convolutions of a batch of one (group r holds run r's filters) with a hand-written
 backward that computes only the gradients asked for (`OneImagePerRun`; evaluation, with many images per
-run, uses the same grouped convolutions and MaxPool2x2 under autograd). On the CPU the runs are taken in
+run, uses the same grouped convolutions and max-pool under autograd). On the CPU the runs are taken in
 groups of RUN_GROUP, so that a group's FC-128 weights (4.7 MB a run, read 13 times per DRO step) are
 still in cache when read again. A run whose loss, gradient or parameters become non-finite is recorded as
 overflowed at that step and frozen at its last finite parameters; the other runs never see it. CPU and

@@ -13,7 +13,6 @@ import torch.nn.functional as F
 from kernels.seeding import key_seed
 from kernels.uot_dro.batched_autograd import (
     CONV2_GROUPED,
-    MaxPool2x2,
     OneImagePerRun,
     features_backward,
     features_forward,
@@ -80,7 +79,7 @@ def forward_features(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
 
 def features_grouped(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(a, pre) by grouped convolutions (group r holds run r's filters; channels-last), the pool of
-    MaxPool2x2 and a batched matrix product, differentiated by autograd: any B."""
+    max_pool2d and a batched matrix product, differentiated by autograd: any B."""
     runs, batch = x.shape[:2]
     h = x.transpose(0, 1).reshape(batch, runs, 28, 28).contiguous(memory_format=torch.channels_last)
     h = F.relu(
@@ -90,7 +89,7 @@ def features_grouped(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[
     # conv2 and its backward ran 1.9 times slower on it than on channels-last (measured at 200 images)
     h = h.contiguous(memory_format=torch.channels_last)
     h = F.conv2d(h, params["conv2.weight"].reshape(runs * 64, 32, 3, 3), params["conv2.bias"].reshape(-1), groups=runs)
-    h = F.relu(MaxPool2x2.apply(h))  # (B, R * 64, 12, 12); ReLU after the pool (they commute), on a quarter
+    h = F.relu(F.max_pool2d(h, 2))  # (B, R * 64, 12, 12); ReLU after the pool (they commute), on a quarter
     a = h.reshape(batch, runs, 9216).transpose(0, 1)  # flattened as nn.Module's flatten: (channel, row, column)
     return a, torch.baddbmm(params["fc1.bias"].unsqueeze(1), a, params[FC1].transpose(1, 2))
 
