@@ -1,13 +1,14 @@
-"""UOT-DRO (claim L6): the checkpoint evaluation per image, the current code against the code before
-its pooling was rewritten, and the batch-1 training step alone against the step with an evaluation
-running beside it in a background thread (what a paper-scale CPU unit does: `train(evaluate_aside=True)`).
+"""UOT-DRO (claim L6): the checkpoint evaluation per image, the current code against the code before its
+layout, pooling and chunks were changed, and the batch-1 training step alone against the step with an
+evaluation running beside it in a background thread (what a paper-scale CPU unit does:
+`train(evaluate_aside=True)`).
 
     .venv/bin/python benchmarks/bench_uot_dro_evaluation.py [--images 300] [--rounds 3] [--steps 200]
 
 A checkpoint of a paper-scale CPU unit evaluates the adversarial and clean losses of 10,000 training
 images (F) and the accuracy of 10,000 test and 10,000 validation images; the per-image rates below times
-those counts are its cost. "before" is the grouped-convolution forward as it was (ReLU, then max_pool2d, on conv1's
-default layout; chunks of 200 images for the adversarial loss and 1000 for the accuracy), rebuilt here
+those counts are its cost. "before" is the grouped-convolution forward as it was (ReLU, then max_pool2d,
+on conv1's default layout; chunks of 200 images for the adversarial loss and 1000 for the accuracy), rebuilt here
 and timed in alternating rounds with the current one in one process on one thread; each one's fastest
 round counts. The step is timed alone and with an evaluation of --images images looping in a background
 thread; their ratio is what a unit's training loses to its own evaluations on this machine (they share
@@ -37,7 +38,7 @@ PAPER_IMAGES = {"adversarial loss": 10_000, "accuracy": 30_000}
 
 
 def features_grouped_before(params: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """kernels.uot_dro.model.features_grouped as it was before MaxPool2x2 (for the comparison only)."""
+    """kernels.uot_dro.model.features_grouped as it was before its layout was fixed (for the comparison only)."""
     runs, batch = x.shape[:2]
     h = x.transpose(0, 1).reshape(batch, runs, 28, 28).contiguous(memory_format=torch.channels_last)
     weight1, bias1 = params["conv1.weight"].reshape(runs * 32, 1, 3, 3), params["conv1.bias"].reshape(-1)
