@@ -35,6 +35,7 @@ class SimpleCNN(nn.Module):
 
 
 PARAMETER_SHAPES = {name: tuple(p.shape) for name, p in SimpleCNN().named_parameters()}
+CLASSES = PARAMETER_SHAPES["fc2.bias"][0]  # the logits' width
 FC1 = "fc1.weight"  # the one large parameter (1.18M of 1.2M per run): updated in place, rank-1 per step
 
 

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from kernels.uot_dro.batched_autograd import CONV2_GROUPED, grouped_conv2_weight
 from kernels.uot_dro.model import (
+    CLASSES,
     cross_entropy,
     cross_entropy_gradient,
     forward,
@@ -88,7 +89,7 @@ def inner_maximise(
     """
     frozen = {name: p.detach() for name, p in params.items()}
     frozen[CONV2_GROUPED] = grouped_conv2_weight(frozen["conv2.weight"])
-    onehot = one_hot(y, 10, x.dtype) if x.shape[1] == 1 else None
+    onehot = one_hot(y, CLASSES, x.dtype) if x.shape[1] == 1 else None
     lr, momentum = INNER_LR / lam, INNER_MOMENTUM
     u, v = x.clone(), torch.zeros_like(x)
     values = []
