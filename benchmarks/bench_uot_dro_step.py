@@ -187,10 +187,11 @@ def main() -> None:
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 
-PRODUCTS = (  # matrix products and convolutions (oneDNN's, and the im2col one conv1 takes with one input channel)
+PRODUCTS = (  # matrix products and convolutions (oneDNN's, and the im2col one conv1 takes with one input channel;
+    # oneDNN's transposed convolution, conv2's input gradient, runs inside aten::_convolution's own time)
     *("aten::bmm", "aten::baddbmm", "aten::baddbmm_", "aten::mm", "aten::addmm", "aten::mv", "aten::matmul"),
     *("aten::mkldnn_convolution", "aten::convolution_backward", "aten::_slow_conv2d_forward"),
-    "aten::_slow_conv2d_backward",
+    *("aten::_slow_conv2d_backward", "aten::_convolution"),
 )
 
 

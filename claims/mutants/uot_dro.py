@@ -44,8 +44,8 @@ MUTANTS = [
     Mutant(
         "uot-dro-erm-loss-detached",
         target="kernels.uot_dro.objectives:run_objectives",
-        old="lhat[nb + npr :].mean(dim=1),",
-        new="lhat[nb + npr :].detach().mean(dim=1),",
+        old="lhat[nb + npr :].mean(dim=1))",
+        new="lhat[nb + npr :].detach().mean(dim=1))",
         why="the ERM block's loss cut from the graph: ERM never trains",
     ),
     Mutant(

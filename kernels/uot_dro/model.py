@@ -106,9 +106,12 @@ def one_hot(labels: torch.Tensor, classes: int, dtype: torch.dtype) -> torch.Ten
     return (labels.unsqueeze(-1) == torch.arange(classes, device=labels.device)).to(dtype)
 
 
-def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA)."""
-    return torch.logsumexp(logits, dim=-1) - (logits * one_hot(labels, logits.shape[-1], logits.dtype)).sum(dim=-1)
+def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, onehot: torch.Tensor | None = None) -> torch.Tensor:
+    """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA); `onehot`, the labels'
+    one-hot if made already."""
+    if onehot is None:
+        onehot = one_hot(labels, logits.shape[-1], logits.dtype)
+    return torch.logsumexp(logits, dim=-1) - (logits * onehot).sum(dim=-1)
 
 
 def cross_entropy_gradient(

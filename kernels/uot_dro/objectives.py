@@ -150,9 +150,11 @@ def accuracy(params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, 
 def run_objectives(lhat: torch.Tensor, alpha: torch.Tensor, blocks: tuple[int, int, int]) -> torch.Tensor:
     """The training loss of each run (R,) from its adversarial losses lhat (R, B): each block its method."""
     nb, npr, ne = blocks
-    parts = [
-        baseline_loss(lhat[:nb]).mean(dim=1),
-        proposed_loss(lhat[nb : nb + npr], alpha[nb : nb + npr, None]).mean(dim=1),
-        lhat[nb + npr :].mean(dim=1),  # ERM: z = x, so lhat is the plain cross-entropy
-    ]
-    return torch.cat(parts)
+    parts = []  # a block without runs is left out: at batch 1 its operations and their backward cost as much
+    if nb:  # as a full block's
+        parts.append(baseline_loss(lhat[:nb]).mean(dim=1))
+    if npr:
+        parts.append(proposed_loss(lhat[nb : nb + npr], alpha[nb : nb + npr, None]).mean(dim=1))
+    if ne:
+        parts.append(lhat[nb + npr :].mean(dim=1))  # ERM: z = x, so lhat is the plain cross-entropy
+    return parts[0] if len(parts) == 1 else torch.cat(parts) if parts else lhat.new_zeros(0)

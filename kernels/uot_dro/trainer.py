@@ -15,12 +15,14 @@ import torch
 
 from kernels.seeding import key_seed
 from kernels.uot_dro.model import (
+    CLASSES,
     FC1,
     PARAMETER_SHAPES,
     cross_entropy,
     cross_entropy_gradient,
     forward,
     init_parameters,
+    one_hot,
     one_image_backward,
     one_image_forward,
 )
@@ -104,8 +106,9 @@ def _joined(parts: list[tuple]) -> tuple:
 
 
 def _max_abs(tensor: torch.Tensor) -> torch.Tensor:
-    """max |entry| per run (NaN if any entry is NaN), in float64."""
-    return torch.linalg.vector_norm(tensor.flatten(1), ord=math.inf, dim=1).double()
+    """max |entry| per run (NaN if any entry is NaN: amax propagates it), in float64. abs().amax() measured
+    4.6 us on the 20,234 small parameters of a run against 61 us for linalg.vector_norm(ord=inf)."""
+    return tensor.flatten(1).abs().amax(1).double()
 
 
 class Program:
@@ -248,14 +251,15 @@ class Program:
             u = torch.cat([inner_maximise({k: p[:split] for k, p in params.items()}, x[:split], y[:split]), x[split:]])
         # autograd only from the losses to lhat and alpha; the network's backward is written out (batch 1)
         logits, hidden, features, saved = one_image_forward(params, u)
-        lhat = cross_entropy(logits, y) - LAMBDA * (u - x).pow(2).sum(dim=(-3, -2, -1))  # (rows, 1)
+        onehot = one_hot(y, CLASSES, logits.dtype)
+        lhat = cross_entropy(logits, y, onehot) - LAMBDA * (u - x).pow(2).sum(dim=(-3, -2, -1))  # (rows, 1)
         lhat_leaf = lhat.detach().requires_grad_(True)
         alpha = self.alpha[start:stop].detach().requires_grad_(True)
         losses = run_objectives(lhat_leaf, alpha, blocks)
         grad_lhat, grad_alpha = torch.autograd.grad(
             losses.sum(), [lhat_leaf, alpha], allow_unused=True, materialize_grads=True
         )
-        g_logits = grad_lhat.unsqueeze(-1) * cross_entropy_gradient(logits, y)
+        g_logits = grad_lhat.unsqueeze(-1) * cross_entropy_gradient(logits, y, onehot)
         grads = one_image_backward(params, hidden, saved, g_logits, {*SMALL_PARAMETERS, "pre"})
         grad_pre = grads.pop("pre")
         grads = {name: grads[name] for name in SMALL_PARAMETERS}
@@ -264,13 +268,13 @@ class Program:
     def _update(self, losses, lhat, grads, grad_alpha, grad_pre, features) -> None:
         nb, npr, _ = self.blocks
         lb = LAMBDA * BETA
-        exponent = torch.cat(
-            [
-                lhat[:nb, 0] / lb,
-                (lhat[nb : nb + npr, 0] - self.alpha[nb : nb + npr]) / lb + math.log(RHO),
-                torch.full_like(lhat[nb + npr :, 0], -math.inf),
-            ]
-        )
+        parts = [  # the exponent of the baseline's exp, of the proposed's softplus, none for ERM
+            lhat[:nb, 0] / lb if nb else None,
+            (lhat[nb : nb + npr, 0] - self.alpha[nb : nb + npr]) / lb + math.log(RHO) if npr else None,
+            torch.full_like(lhat[nb + npr :, 0], -math.inf) if nb + npr < len(lhat) else None,
+        ]
+        parts = [part for part in parts if part is not None]  # blocks without runs left out (as run_objectives)
+        exponent = parts[0] if len(parts) == 1 else torch.cat(parts)
         exponent = torch.nan_to_num(exponent, nan=math.inf, posinf=math.inf, neginf=-math.inf)
         rate = self.lr
         small_gradient = torch.cat([grads[n].reshape(len(rate), SMALL_SIZES[n]) for n in SMALL_PARAMETERS], dim=1)
