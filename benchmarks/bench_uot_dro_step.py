@@ -234,6 +234,11 @@ def eager_floor(step: Step, steps: int, best: dict, show_table: bool) -> None:
         f"(measured step {best['step'] * 1e3:.3f} ms = {best['step'] * 1e3 / floor_ms:.2f}; target 1.5 = "
         f"{1.5 * floor_ms:.3f} ms)"
     )
+    rest = best["step"] - products
+    print(
+        f"  the rest of the measured step, {rest * 1e3:.3f} ms, is {rest / top_level * 1e6:.1f} us a call "
+        f"over its operator calls ({rest / top_level / dispatch:.1f} x the dispatch floor of a call in a loop of one)"
+    )
     if show_table:
         print(totals.table(sort_by="self_cpu_time_total", row_limit=25))
 
