@@ -78,12 +78,10 @@ def features_backward(saved, g_pre, needs):
         _, g_w2, _ = torch.ops.aten.convolution_backward(
             g_c2, h1, w2, [channels], **_CONV, groups=runs, output_mask=[False, True, False]
         )
+        g_w2 = g_w2.view(runs, 64, 32, 3, 3).contiguous()  # the parameter's layout
     if need_h1:  # conv2's input gradient as the transposed convolution it is: for one run it measured 129 us
         # against 146 us from convolution_backward (the same numbers; the same time for a group of four runs)
-        g_h1 = F.conv_transpose2d(g_c2, w2, groups=runs)
-    g_w2 = None if g_w2 is None else g_w2.view(runs, 64, 32, 3, 3).contiguous()  # the parameter's layout
-    if need_h1:
-        g_h1 = torch.ops.aten.threshold_backward(g_h1, h1, 0)
+        g_h1 = torch.ops.aten.threshold_backward(F.conv_transpose2d(g_c2, w2, groups=runs), h1, 0)
         g_x, g_w1, g_b1 = torch.ops.aten.convolution_backward(
             g_h1, x, w1, [runs * 32], **_CONV, groups=runs, output_mask=[need_x, need_w1, need_b1]
         )

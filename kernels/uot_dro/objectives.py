@@ -157,4 +157,4 @@ def run_objectives(lhat: torch.Tensor, alpha: torch.Tensor, blocks: tuple[int, i
         parts.append(proposed_loss(lhat[nb : nb + npr], alpha[nb : nb + npr, None]).mean(dim=1))
     if ne:
         parts.append(lhat[nb + npr :].mean(dim=1))  # ERM: z = x, so lhat is the plain cross-entropy
-    return parts[0] if len(parts) == 1 else torch.cat(parts) if parts else lhat.new_zeros(0)
+    return torch.cat(parts)

@@ -266,16 +266,16 @@ class Program:
         return losses.detach(), lhat, grads, grad_alpha, grad_pre, features
 
     def _update(self, losses, lhat, grads, grad_alpha, grad_pre, features) -> None:
-        nb, npr, _ = self.blocks
+        nb, npr, ne = self.blocks
         lb = LAMBDA * BETA
-        parts = [  # the exponent of the baseline's exp, of the proposed's softplus, none for ERM
-            lhat[:nb, 0] / lb if nb else None,
-            (lhat[nb : nb + npr, 0] - self.alpha[nb : nb + npr]) / lb + math.log(RHO) if npr else None,
-            torch.full_like(lhat[nb + npr :, 0], -math.inf) if nb + npr < len(lhat) else None,
-        ]
-        parts = [part for part in parts if part is not None]  # blocks without runs left out (as run_objectives)
-        exponent = parts[0] if len(parts) == 1 else torch.cat(parts)
-        exponent = torch.nan_to_num(exponent, nan=math.inf, posinf=math.inf, neginf=-math.inf)
+        parts = []  # the exponent of the baseline's exp, of the proposed's softplus, none for ERM; blocks
+        if nb:  # without runs left out, as in run_objectives
+            parts.append(lhat[:nb, 0] / lb)
+        if npr:
+            parts.append((lhat[nb : nb + npr, 0] - self.alpha[nb : nb + npr]) / lb + math.log(RHO))
+        if ne:
+            parts.append(torch.full_like(lhat[nb + npr :, 0], -math.inf))
+        exponent = torch.nan_to_num(torch.cat(parts), nan=math.inf, posinf=math.inf, neginf=-math.inf)
         rate = self.lr
         small_gradient = torch.cat([grads[n].reshape(len(rate), SMALL_SIZES[n]) for n in SMALL_PARAMETERS], dim=1)
         candidate = torch.addcmul(self._small, _rows(rate, small_gradient), small_gradient, value=-1)
