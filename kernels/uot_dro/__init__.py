@@ -29,6 +29,7 @@ The package, one concern a module (each imports only those above it):
 
 * batched_autograd: the one-image-per-run feature layers, forward and hand-written backward;
 * model: the network, its keyed initialisation and the batched forward pass;
+* compiled: the inner ascent's gradient for one image per run, by TorchScript on the CPU (eager on CUDA);
 * objectives: the inner maximisation, objectives (21) and (22), evaluation losses, overflow threshold;
 * trainer: the batched program (Program), the sample stream, the training loop (train) and its checkpoint
   evaluations (Evaluations: in line, or in a background thread while training goes on);
@@ -39,7 +40,7 @@ Callers import the names below from `kernels.uot_dro`; a result store entry name
 
 from __future__ import annotations
 
-from kernels.uot_dro import batched_autograd, model, objectives, single_run, trainer
+from kernels.uot_dro import batched_autograd, compiled, model, objectives, single_run, trainer
 from kernels.uot_dro.batched_autograd import CONV2_GROUPED, OneImagePerRun, grouped_conv2_weight
 from kernels.uot_dro.model import (
     FC1,
@@ -84,7 +85,7 @@ from kernels.uot_dro.trainer import (
     train,
 )
 
-MODULES = (batched_autograd, model, objectives, trainer, single_run)  # the source a trained result depends on
+MODULES = (batched_autograd, model, compiled, objectives, trainer, single_run)  # the source a trained result depends on
 
 __all__ = [
     "BETA", "CONV2_GROUPED", "CURVES", "FC1", "INNER_LR", "INNER_MOMENTUM", "INNER_STEPS", "LAMBDA", "METHODS",

@@ -5,10 +5,12 @@ initialisation, its forward pass over R runs stacked along a leading axis, and f
 from __future__ import annotations
 
 import math
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch import Tensor
 
 from kernels.seeding import key_seed
 from kernels.uot_dro.batched_autograd import (
@@ -100,13 +102,13 @@ def forward(params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     return forward_parts(params, x)[0]
 
 
-def one_hot(labels: torch.Tensor, classes: int, dtype: torch.dtype) -> torch.Tensor:
+def one_hot(labels: Tensor, classes: int, dtype: torch.dtype) -> Tensor:
     """The labels' one-hot rows (..., classes), by a comparison: it needs no check of the labels' range and
     so no host synchronisation on CUDA."""
     return (labels.unsqueeze(-1) == torch.arange(classes, device=labels.device)).to(dtype)
 
 
-def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, onehot: torch.Tensor | None = None) -> torch.Tensor:
+def cross_entropy(logits: Tensor, labels: Tensor, onehot: Optional[Tensor] = None) -> Tensor:
     """Per-image cross-entropy, written with a one-hot product (deterministic on CUDA); `onehot`, the labels'
     one-hot if made already."""
     if onehot is None:
@@ -114,9 +116,7 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, onehot: torch.Tens
     return torch.logsumexp(logits, dim=-1) - (logits * onehot).sum(dim=-1)
 
 
-def cross_entropy_gradient(
-    logits: torch.Tensor, labels: torch.Tensor, onehot: torch.Tensor | None = None
-) -> torch.Tensor:
+def cross_entropy_gradient(logits: Tensor, labels: Tensor, onehot: Optional[Tensor] = None) -> Tensor:
     """d cross_entropy / d logits: softmax(logits) - onehot(labels) (what autograd computes for cross_entropy
     above, to rounding); `onehot`, the labels' one-hot if a loop over the same labels has made it once."""
     if onehot is None:
@@ -129,17 +129,27 @@ def cross_entropy_gradient(
 # FC-10's generic backward ops) measured about a third of an inner ascent step
 
 
+def head_forward(pre: Tensor, wo: Tensor, bo: Tensor) -> Tuple[Tensor, Tensor]:
+    """(hidden = relu(pre), logits) of the FC-128 pre-activation pre (R, 1, 128), FC-10 stacked (wo, bo)."""
+    hidden = F.relu(pre)
+    return hidden, torch.baddbmm(bo.unsqueeze(1), hidden, wo.transpose(1, 2))
+
+
+def head_backward(g_logits: Tensor, hidden: Tensor, wo: Tensor) -> Tensor:
+    """The FC-128 pre-activation's gradient from the logits' g_logits (R, 1, 10), through FC-10 and the ReLU."""
+    return torch.ops.aten.threshold_backward(torch.bmm(g_logits, wo), hidden, 0)
+
+
 def one_image_forward(params: dict[str, torch.Tensor], x: torch.Tensor):
     """(logits (R, 1, 10), hidden = relu(pre) (R, 1, 128), a (R, 1, 9216), saved) of R runs on one image
     each, x (R, 1, 1, 28, 28); `saved` is what one_image_backward needs. Outside autograd."""
     pre, a, saved = features_forward(x, *(params[name] for name in FEATURE_PARAMETERS), params.get(CONV2_GROUPED))
-    hidden = F.relu(pre)
-    logits = torch.baddbmm(params["fc2.bias"].unsqueeze(1), hidden, params["fc2.weight"].transpose(1, 2))
+    hidden, logits = head_forward(pre, params["fc2.weight"], params["fc2.bias"])
     return logits, hidden, a, saved
 
 
 def one_image_backward(
-    params: dict[str, torch.Tensor], hidden: torch.Tensor, saved: tuple, g_logits: torch.Tensor, wanted: set[str]
+    params: dict[str, torch.Tensor], hidden: torch.Tensor, saved: list, g_logits: torch.Tensor, wanted: set[str]
 ) -> dict[str, torch.Tensor]:
     """The gradients named in `wanted` ("x"; "pre", the FC-128 pre-activation's, whose outer product with a
     is FC1's weight gradient; the other parameters' names) from the logits' gradient g_logits (R, 1, 10),
@@ -149,10 +159,34 @@ def one_image_backward(
         out["fc2.weight"] = torch.bmm(g_logits.transpose(1, 2), hidden)
     if "fc2.bias" in wanted:
         out["fc2.bias"] = g_logits.sum(1)
-    g_pre = torch.ops.aten.threshold_backward(torch.bmm(g_logits, params["fc2.weight"]), hidden, 0)
+    g_pre = head_backward(g_logits, hidden, params["fc2.weight"])
     if "pre" in wanted:
         out["pre"] = g_pre
     names = ("x", *FEATURE_PARAMETERS)
     grads = features_backward(saved, g_pre, [name in wanted for name in names])
     out.update((name, g) for name, g in zip(names, grads) if name in wanted)
     return out
+
+
+def one_image_loss_input_gradient(
+    z: Tensor,
+    onehot: Tensor,
+    w1: Tensor,
+    b1: Tensor,
+    w2: Tensor,
+    b2: Tensor,
+    wf: Tensor,
+    bf: Tensor,
+    wo: Tensor,
+    bo: Tensor,
+) -> Tensor:
+    """d cross_entropy(forward(params, z), labels) / d z (R, 1, 1, 28, 28) for one image per run (the inner
+    maximisation's gradient less its penalty's): one_image_forward and one_image_backward's steps for the
+    image alone, from the labels' one-hot, the parameters in FEATURE_PARAMETERS' order (conv2's as
+    grouped_conv2_weight) and FC-10's (wo, bo). Compiled by TorchScript on the CPU (kernels.uot_dro.compiled)."""
+    pre, a, saved = features_forward(z, w1, b1, w2, b2, wf, bf, w2)
+    hidden, logits = head_forward(pre, wo, bo)
+    g_pre = head_backward(cross_entropy_gradient(logits, onehot, onehot), hidden, wo)
+    g_z = features_backward(saved, g_pre, [True, False, False, False, False, False, False])[0]
+    assert g_z is not None  # asked for: refines the Optional for TorchScript
+    return g_z

@@ -9,16 +9,9 @@ import math
 import torch
 import torch.nn.functional as F
 
+from kernels.uot_dro import compiled
 from kernels.uot_dro.batched_autograd import CONV2_GROUPED, grouped_conv2_weight
-from kernels.uot_dro.model import (
-    CLASSES,
-    cross_entropy,
-    cross_entropy_gradient,
-    forward,
-    one_hot,
-    one_image_backward,
-    one_image_forward,
-)
+from kernels.uot_dro.model import CLASSES, FEATURE_PARAMETERS, cross_entropy, forward, one_hot
 
 LAMBDA = 1.0
 BETA = 1.0
@@ -61,12 +54,17 @@ def inner_gradient(
     onehot: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """d inner_objective / d z (R, B, 1, 28, 28), params held fixed: for one image per run written out
-    (the network's backward to its input less 2 lambda (z - x); `onehot`, y's one-hot if made already),
-    for many by autograd."""
+    (the network's backward to its input, by TorchScript on the CPU (kernels.uot_dro.compiled), less
+    2 lambda (z - x); `onehot`, y's one-hot if made already), for many by autograd."""
     if z.shape[1] == 1:
-        logits, hidden, _, saved = one_image_forward(params, z)
-        g_logits = cross_entropy_gradient(logits, y, onehot)
-        g_z = one_image_backward(params, hidden, saved, g_logits, {"x"})["x"]
+        if onehot is None:
+            onehot = one_hot(y, CLASSES, z.dtype)
+        grouped = params.get(CONV2_GROUPED)
+        if grouped is None:
+            grouped = grouped_conv2_weight(params["conv2.weight"])
+        names = (*FEATURE_PARAMETERS, "fc2.weight", "fc2.bias")
+        weights = [grouped if name == "conv2.weight" else params[name] for name in names]
+        g_z = compiled.one_image_loss_input_gradient(z, onehot, *weights)
         return g_z.sub_(z - x, alpha=2 * lam)
     z = z.detach().requires_grad_(True)
     with torch.enable_grad():
