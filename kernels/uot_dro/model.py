@@ -186,7 +186,8 @@ def one_image_loss_input_gradient(
     grouped_conv2_weight) and FC-10's (wo, bo). Compiled by TorchScript on the CPU (kernels.uot_dro.compiled)."""
     pre, a, saved = features_forward(z, w1, b1, w2, b2, wf, bf, w2)
     hidden, logits = head_forward(pre, wo, bo)
-    g_pre = head_backward(cross_entropy_gradient(logits, onehot, onehot), hidden, wo)
+    g_logits = cross_entropy_gradient(logits, onehot, onehot)  # the labels are not read when their one-hot is given
+    g_pre = head_backward(g_logits, hidden, wo)
     g_z = features_backward(saved, g_pre, [True, False, False, False, False, False, False])[0]
     assert g_z is not None  # asked for: refines the Optional for TorchScript
     return g_z
