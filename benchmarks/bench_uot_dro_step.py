@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from kernels import uot_dro  # noqa: E402
 
@@ -193,7 +194,7 @@ def main() -> None:
     )
     for clock in CLOCKS:
         report(clock, best[clock], floor)
-    eager_floor(step, args.steps, best["CPU time"], args.profile)
+    eager_floor(step, args.steps, args.rounds, best["CPU time"], args.profile)
     cold_caches(args.steps, args.rounds)
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
@@ -204,6 +205,11 @@ PRODUCTS = (  # matrix products and convolutions (oneDNN's, and the im2col one c
     *("aten::mkldnn_convolution", "aten::convolution_backward", "aten::_slow_conv2d_forward"),
     *("aten::_slow_conv2d_backward", "aten::_convolution"),
 )
+# The other work the network's mathematics asks of any step, fused or not: the 2x2 max-pool and its backward
+# (counted with their children: the backward's zeroed output), and the ReLU masks (forward and backward).
+POOL = ("aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward")
+RELU = ("aten::clamp_min", "aten::clamp_min_", "aten::threshold_backward")  # relu and relu_ call clamp_min
+RELU_CALLS = (*RELU, "aten::relu", "aten::relu_")  # how the ReLU masks are called
 
 
 def dispatch_floor(calls: int = 20_000) -> float:
@@ -214,24 +220,41 @@ def dispatch_floor(calls: int = 20_000) -> float:
     return min(per_call(lambda: t.view(1), calls)[1], per_call(lambda: t.add_(one), calls)[1])
 
 
-def eager_floor(step: Step, steps: int, best: dict, show_table: bool) -> None:
-    """Where the step's time goes, from one profiled round: the matrix products' own time (the floor's
-    products and the rest: conv1, conv2's weight gradient, FC-10), and the operators called from Python,
-    each costing at least the dispatch floor. Their sum is a lower bound on any step made of the same
-    operator calls; against 1.5 x the floor it says whether removing the small operators' work alone
-    could get there, or whether the calls themselves must go (fused kernels)."""
-    from torch.profiler import ProfilerActivity, profile
-
+def profiled_round(step: Step, steps: int) -> dict:
+    """One profiled round of `steps` steps: per step, the matrix products' own time, the pool's and the ReLU
+    masks' (seconds), and the operator calls made from Python (counts)."""
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         per_call(step.step, steps)
     totals = prof.key_averages()
-    products = sum(e.self_cpu_time_total for e in totals if e.key in PRODUCTS) / 1e6 / steps
-    top_level = sum(1 for e in prof.events() if e.cpu_parent is None) / steps
+    top_level = [e.name for e in prof.events() if e.cpu_parent is None]
+    return {
+        "products": sum(e.self_cpu_time_total for e in totals if e.key in PRODUCTS) / 1e6 / steps,
+        "pool": sum(e.cpu_time_total for e in totals if e.key in POOL) / 1e6 / steps,
+        "relu": sum(e.self_cpu_time_total for e in totals if e.key in RELU) / 1e6 / steps,
+        "pool calls": sum(e.count for e in totals if e.key in POOL) / steps,
+        "relu calls": sum(e.count for e in totals if e.key in RELU) / steps,
+        "calls from Python": len(top_level) / steps,
+        # those of the pool and the masks (the rest of them run inside TorchScript, called from there)
+        "pool and relu calls from Python": sum(name in (*POOL, *RELU_CALLS) for name in top_level) / steps,
+    }
+
+
+def eager_floor(step: Step, steps: int, rounds: int, best: dict, show_table: bool) -> None:
+    """Where the step's time goes, from profiled rounds (each quantity's fastest round counts, as for the
+    timings): the matrix products' own time (the floor's products and the rest: conv1, conv2's weight
+    gradient, FC-10), and the operators called from Python, each costing at least the dispatch floor. Their
+    sum is a lower bound on any step made of the same operator calls; the pool and the ReLU masks at their
+    own time raise it; against 1.5 x the floor it says whether removing the small operators' work alone
+    could get there, or whether the calls themselves must go (fused kernels)."""
+    measured = [profiled_round(step, steps) for _ in range(rounds)]
+    fastest = {key: min(m[key] for m in measured) for key in measured[0]}
+    products, pool, relu = fastest["products"], fastest["pool"], fastest["relu"]
+    top_level = fastest["calls from Python"]  # the same in every round
     dispatch = dispatch_floor()
     conv2 = min(best[name] for name in CONV2_PASS)
     floor_ms = (sum(CONV2_PASSES.values()) * conv2 + sum(FC_READS.values()) * best["FC-128 read (matrix-vector)"]) * 1e3
     bound = products * 1e3 + top_level * dispatch * 1e3
-    print("where the step's time goes (one profiled round, CPU time):")
+    print(f"where the step's time goes (CPU time; the fastest of {rounds} profiled rounds of {steps} steps):")
     print(
         f"  matrix products' and convolutions' own time {products * 1e3:.3f} ms = "
         f"{products * 1e3 / floor_ms:.2f} x the floor"
@@ -245,13 +268,26 @@ def eager_floor(step: Step, steps: int, best: dict, show_table: bool) -> None:
         f"(measured step {best['step'] * 1e3:.3f} ms = {best['step'] * 1e3 / floor_ms:.2f}; target 1.5 = "
         f"{1.5 * floor_ms:.3f} ms)"
     )
+    # the same bound with the pool and the ReLU masks at their own time in this step (the other calls still at
+    # one dispatch each): what a step of PyTorch's separate operators costs at least, however its small
+    # operators' work and Python's share were cut; only kernels fusing the pool and the masks into the
+    # convolutions (and so keeping their maps in cache) could go below it
+    other_calls = top_level - fastest["pool and relu calls from Python"]
+    necessary = products + pool + relu + other_calls * dispatch
+    print(
+        f"  the pool and its backward {pool * 1e3:.3f} ms ({fastest['pool calls']:.0f} calls), the ReLU masks "
+        f"{relu * 1e3:.3f} ms ({fastest['relu calls']:.0f} calls): with the products and one dispatch for each "
+        f"other call {necessary * 1e3:.3f} ms = {necessary * 1e3 / floor_ms:.2f} x the floor"
+    )
     rest = best["step"] - products
     print(
         f"  the rest of the measured step, {rest * 1e3:.3f} ms, is {rest / top_level * 1e6:.1f} us a call "
         f"over its operator calls ({rest / top_level / dispatch:.1f} x the dispatch floor of a call in a loop of one)"
     )
     if show_table:
-        print(totals.table(sort_by="self_cpu_time_total", row_limit=25))
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            per_call(step.step, steps)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
 
 
 def cold_caches(steps: int, rounds: int) -> None:
