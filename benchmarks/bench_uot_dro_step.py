@@ -218,11 +218,13 @@ def main() -> None:
                 best[clock][name] = min(best[clock][name], seconds)
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} thread, load average {os.getloadavg()[0]:.2f}; "
-        f"{args.method} eta={args.lr:g}, R = 1; fastest of {args.rounds} rounds of {args.steps} calls"
+        f"{args.method} eta={args.lr:g}, R = 1; fastest of {args.rounds} rounds of {args.steps} calls (the floor's "
+        f"parts and the step: of {2 * args.rounds}, half of them beside the profiled rounds)"
     )
+    profiled = profiled_rounds(step, floor, args.steps, args.rounds, best)
     for clock in CLOCKS:
         report(clock, best[clock], floor)
-    eager_floor(step, args.steps, args.rounds, best["CPU time"], args.profile)
+    where_the_time_goes(step, profiled, args.steps, args.rounds, best["CPU time"], args.profile)
     cold_caches(args.steps, args.rounds)
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
@@ -267,15 +269,27 @@ def profiled_round(step: Step, steps: int) -> dict:
     }
 
 
-def eager_floor(step: Step, steps: int, rounds: int, best: dict, show_table: bool) -> None:
-    """Where the step's time goes, from profiled rounds (each quantity's fastest round counts, as for the
-    timings): the matrix products' own time (the floor's products and the rest: conv1, conv2's weight
-    gradient, FC-10), and the operators called from Python, each costing at least the dispatch floor. Their
-    sum is a lower bound on any step made of the same operator calls; the pool and the ReLU masks at their
-    own time raise it; against 1.5 x the floor it says whether removing the small operators' work alone
-    could get there, or whether the calls themselves must go (fused kernels)."""
-    measured = [profiled_round(step, steps) for _ in range(rounds)]
-    fastest = {key: min(m[key] for m in measured) for key in measured[0]}
+def profiled_rounds(step: Step, floor: dict, steps: int, rounds: int, best: dict) -> dict:
+    """Profiled rounds of the step, each beside a round of the floor's parts and of the step unprofiled, whose
+    times join `best` (so that the floor and the step of every ratio printed are the fastest of the whole
+    run, and a machine whose speed changes between the timings and the profile cannot move those ratios);
+    returns each profiled quantity's fastest round."""
+    measured = []
+    for _ in range(rounds):
+        for name, function in {**floor, "step": step.step}.items():
+            for clock, seconds in zip(CLOCKS, per_call(function, steps)):
+                best[clock][name] = min(best[clock][name], seconds)
+        measured.append(profiled_round(step, steps))
+    return {key: min(m[key] for m in measured) for key in measured[0]}
+
+
+def where_the_time_goes(step: Step, fastest: dict, steps: int, rounds: int, best: dict, show_table: bool) -> None:
+    """Where the step's time goes, from the profiled rounds (each quantity's fastest): the matrix products'
+    own time (the floor's products and the rest: conv1, conv2's weight gradient, FC-10), and the operators
+    called from Python, each costing at least the dispatch floor. Their sum is a lower bound on any step made
+    of the same operator calls; the pool and the ReLU masks at their own time raise it; against 1.5 x the
+    floor it says whether removing the small operators' work alone could get there, or whether the calls
+    themselves must go (fused kernels)."""
     products, pool, relu = fastest["products"], fastest["pool"], fastest["relu"]
     top_level = fastest["calls from Python"]  # the same in every round
     dispatch = dispatch_floor()
