@@ -24,6 +24,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -66,8 +67,8 @@ def floor_parts() -> dict:
         windows = maps.as_strided((24, 24, 3, 3, 32), (rows_, columns, rows_, columns, channels))
         return torch.mm(windows.reshape(576, 288), filters, out=im2col_out)
 
-    # each conv2 pass of the floor computes the convolution (the tap products' rows include the 2 x 23 columns
-    # that wrap around a row, as the per-tap program did; their other rows are the convolution's)
+    # the im2col pass and channels-last F.conv2d compute default F.conv2d's convolution (the tap products run on
+    # operands of their own, and their rows include the 2 x 23 columns that wrap around a row)
     reference = F.conv2d(h, w)[0].permute(1, 2, 0)  # (24, 24, 64)
     torch.testing.assert_close(im2col_product().view(24, 24, 64), reference, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(F.conv2d(h_last, w_last)[0].permute(1, 2, 0), reference, rtol=1e-4, atol=1e-4)
@@ -221,10 +222,10 @@ def main() -> None:
         f"{args.method} eta={args.lr:g}, R = 1; fastest of {args.rounds} rounds of {args.steps} calls (the floor's "
         f"parts and the step: of {2 * args.rounds}, half of them beside the profiled rounds)"
     )
-    profiled = profiled_rounds(step, floor, args.steps, args.rounds, best)
+    profiled, table = profiled_rounds(step, floor, args.steps, args.rounds, best)
     for clock in CLOCKS:
         report(clock, best[clock], floor)
-    where_the_time_goes(step, profiled, args.steps, args.rounds, best["CPU time"], args.profile)
+    where_the_time_goes(profiled, table if args.profile else None, args.steps, args.rounds, best["CPU time"])
     cold_caches(args.steps, args.rounds)
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
@@ -250,14 +251,14 @@ def dispatch_floor(calls: int = 20_000) -> float:
     return min(per_call(lambda: t.view(1), calls)[1], per_call(lambda: t.add_(one), calls)[1])
 
 
-def profiled_round(step: Step, steps: int) -> dict:
+def profiled_round(step: Step, steps: int) -> tuple[dict, Any]:
     """One profiled round of `steps` steps: per step, the matrix products' own time, the pool's and the ReLU
-    masks' (seconds), and the operator calls made from Python (counts)."""
+    masks' (seconds), and the operator calls made from Python (counts); and the profiler's operator table."""
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         per_call(step.step, steps)
     totals = prof.key_averages()
     top_level = [e.name for e in prof.events() if e.cpu_parent is None]
-    return {
+    return totals, {
         "products": sum(e.self_cpu_time_total for e in totals if e.key in PRODUCTS) / 1e6 / steps,
         "pool": sum(e.cpu_time_total for e in totals if e.key in POOL) / 1e6 / steps,
         "relu": sum(e.self_cpu_time_total for e in totals if e.key in RELU) / 1e6 / steps,
@@ -269,27 +270,28 @@ def profiled_round(step: Step, steps: int) -> dict:
     }
 
 
-def profiled_rounds(step: Step, floor: dict, steps: int, rounds: int, best: dict) -> dict:
+def profiled_rounds(step: Step, floor: dict, steps: int, rounds: int, best: dict) -> tuple[dict, Any]:
     """Profiled rounds of the step, each beside a round of the floor's parts and of the step unprofiled, whose
     times join `best` (so that the floor and the step of every ratio printed are the fastest of the whole
     run, and a machine whose speed changes between the timings and the profile cannot move those ratios);
-    returns each profiled quantity's fastest round."""
+    returns each profiled quantity's fastest round and the last round's operator table."""
     measured = []
     for _ in range(rounds):
         for name, function in {**floor, "step": step.step}.items():
             for clock, seconds in zip(CLOCKS, per_call(function, steps)):
                 best[clock][name] = min(best[clock][name], seconds)
-        measured.append(profiled_round(step, steps))
-    return {key: min(m[key] for m in measured) for key in measured[0]}
+        totals, quantities = profiled_round(step, steps)
+        measured.append(quantities)
+    return {key: min(m[key] for m in measured) for key in measured[0]}, totals
 
 
-def where_the_time_goes(step: Step, fastest: dict, steps: int, rounds: int, best: dict, show_table: bool) -> None:
+def where_the_time_goes(fastest: dict, table: Any, steps: int, rounds: int, best: dict) -> None:
     """Where the step's time goes, from the profiled rounds (each quantity's fastest): the matrix products'
     own time (the floor's products and the rest: conv1, conv2's weight gradient, FC-10), and the operators
     called from Python, each costing at least the dispatch floor. Their sum is a lower bound on any step made
     of the same operator calls; the pool and the ReLU masks at their own time raise it; against 1.5 x the
     floor it says whether removing the small operators' work alone could get there, or whether the calls
-    themselves must go (fused kernels)."""
+    themselves must go (fused kernels). `table`: a profiler's operator table to print, or None."""
     products, pool, relu = fastest["products"], fastest["pool"], fastest["relu"]
     top_level = fastest["calls from Python"]  # the same in every round
     dispatch = dispatch_floor()
@@ -325,10 +327,8 @@ def where_the_time_goes(step: Step, fastest: dict, steps: int, rounds: int, best
         f"  the rest of the measured step, {rest * 1e3:.3f} ms, is {rest / top_level * 1e6:.1f} us a call "
         f"over its operator calls ({rest / top_level / dispatch:.1f} x the dispatch floor of a call in a loop of one)"
     )
-    if show_table:
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            per_call(step.step, steps)
-        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+    if table is not None:
+        print(table.table(sort_by="self_cpu_time_total", row_limit=25))
 
 
 def cold_caches(steps: int, rounds: int) -> None:
