@@ -317,6 +317,30 @@ class ResultStore:
     def key_of(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> str:
         return _digest(self._header(name, key, code_hash(code)))
 
+    def entry_path(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> Path | None:
+        """Where the entry of (name, key, code) lies under the store's root (None without a root)."""
+        if self.root is None:
+            return None
+        digest = self.key_of(name, key, code)
+        return self.root / digest[:2] / f"{digest}.npz"
+
+    def lookup(self, name: str, key: Mapping[str, Any], *, code: Iterable[Any] = ()) -> tuple[Any, str]:
+        """The stored value of (name, key, code), never computed: (value, "") from a trustworthy entry, else
+        (None, why not): "absent", or why the entry cannot be trusted. A value read is recorded as an event."""
+        code = list(code)
+        header = self._header(name, key, code_hash(code))
+        digest = _digest(header)
+        started = time.perf_counter()
+        if digest in self._memory:
+            self._record(name, digest, IN_MEMORY, started)
+            return self._memory[digest], ""
+        if self.root is None:
+            return None, "absent"
+        value, bad = self._read(self.root / digest[:2] / f"{digest}.npz", header)
+        if bad is not None:
+            return None, bad.removesuffix(": recomputed") or "absent"
+        return self._keep(name, digest, value, FROM_STORE, started), ""
+
     def get_or_compute(
         self,
         name: str,
