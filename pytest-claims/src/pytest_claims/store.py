@@ -324,9 +324,12 @@ class ResultStore:
         digest = self.key_of(name, key, code)
         return self.root / digest[:2] / f"{digest}.npz"
 
-    def lookup(self, name: str, key: Mapping[str, Any], *, code: Iterable[Any] = ()) -> tuple[Any, str]:
+    def lookup(
+        self, name: str, key: Mapping[str, Any], *, code: Iterable[Any] = (), root: Path | None = None
+    ) -> tuple[Any, str]:
         """The stored value of (name, key, code), never computed: (value, "") from a trustworthy entry, else
-        (None, why not): "absent", or why the entry cannot be trusted. A value read is recorded as an event."""
+        (None, why not): "absent", or why the entry cannot be trusted. `root` reads another store folder (a
+        committed one, say) without writing to it; what is read is recorded as this store's event."""
         code = list(code)
         header = self._header(name, key, code_hash(code))
         digest = _digest(header)
@@ -334,12 +337,14 @@ class ResultStore:
         if digest in self._memory:
             self._record(name, digest, IN_MEMORY, started)
             return self._memory[digest], ""
-        if self.root is None:
+        folder = root if root is not None else self.root
+        if folder is None:
             return None, "absent"
-        value, bad = self._read(self.root / digest[:2] / f"{digest}.npz", header)
+        value, bad = self._read(folder / digest[:2] / f"{digest}.npz", header)
         if bad is not None:
             return None, bad.removesuffix(": recomputed") or "absent"
-        return self._keep(name, digest, value, FROM_STORE, started), ""
+        note = f"read from {folder}" if root is not None else ""
+        return self._keep(name, digest, value, FROM_STORE, started, note=note), ""
 
     def get_or_compute(
         self,

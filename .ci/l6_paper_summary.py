@@ -1,0 +1,30 @@
+"""The run that decides L6 at the paper's scale from the committed units, summarised: how many units it read,
+that it computed none, and each paper-scale statement's outcome with its p-values against its levels.
+
+    python .ci/l6_paper_summary.py VERDICTS.json
+"""
+
+import json
+import sys
+
+payload = json.load(open(sys.argv[1], encoding="utf-8"))
+events = [e for es in payload["timings"]["store"].values() for e in es]
+units = {e["name"] for e in events if " gpu " in e["name"]}
+computed = sorted({e["name"] for e in events if e["status"] not in ("from store", "in memory")})
+print(f"L6 at the paper's scale: {len(units)} of 50 units read from the committed evidence, computed {len(computed)}")
+assert not computed, f"the deciding run computed units: {computed}"
+(l6,) = [c for c in payload["claims"] if c["key"] == "L6"]
+for statement in l6["statements"]:
+    if statement["tier"] != "gpu":
+        continue
+    tests = [v for v in statement["evidence"].values() if isinstance(v, dict) and "p_for" in v]
+    levels = "; ".join(
+        f"p = {t['p_for']:.3g} for (shown below {t['held_alpha']:g}), {t['p_against']:.3g} against (refuted below "
+        f"{t['refute_alpha']:g})"
+        for t in tests
+    )
+    reason = "" if statement["outcome"] not in ("skipped", "inconclusive") else f": {statement['reason'][:160]}"
+    print(f"  {statement['statement']}: {statement['outcome']}{reason}" + (f" ({levels})" if levels else ""))
+    assert statement["outcome"] in ("held", "refuted", "skipped", "inconclusive"), statement
+print(f"  L6: {l6['verdict']} ({l6['reason'][:200]})")
+assert l6["verdict"] != "broken", l6["reason"]
