@@ -1,0 +1,144 @@
+"""L6's paper-scale decisions (uot_dro_decisions) on constructed run records: records built to hold, to be refuted
+and to be undecided, decided at the level a paper-scale run registers. Harness tests of the statements' logic, not
+statements: they run in the smoke tier, so a night at the paper's scale never meets an untested decision."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from claims.lse import uot_dro_decisions as decisions
+from claims.lse.uot_dro_decisions import BASELINE, ERM, PROPOSED
+from fixtures import uot_dro as fx
+from pytest_claims import ClaimRefuted, StatementInconclusive
+
+# The gpu tier's level per statement (its registered 4.2e-4 over 6 statements, rounded down), as
+# registered_false_alarm() gives it inside a paper-scale statement test.
+GPU_LEVEL = 7e-5
+
+
+def constructed(
+    overflow: dict, drops: dict | None = None, final_f: dict | None = None, seeds: int = fx.PAPER_SEEDS
+) -> dict:
+    """A paper-scale run record of the five settings on `seeds` seeds: overflow[(method, lr)] the overflow
+    steps per seed (-1: never); drops[(method, lr)] each seed's fall in clean test accuracy over the second
+    half (accuracy 0.9 at the middle); final_f[(method, lr)] each seed's F(theta) at the last checkpoint
+    (F falls linearly to it from 2.3 at step 0)."""
+    settings = fx.PAPER_SETTINGS + fx.STATEMENT_SETTINGS
+    runs = [(m, lr, s) for m, lr in settings for s in range(seeds)]
+    marks = [0, *fx.PAPER_CHECKPOINTS]
+    accuracy = np.full((len(runs), len(marks)), 0.9)
+    objective = np.empty((len(runs), len(marks)))
+    for i, (m, lr, s) in enumerate(runs):
+        accuracy[i, -1] -= (drops or {}).get((m, lr), [0.0] * seeds)[s]
+        objective[i] = np.linspace(2.3, (final_f or {}).get((m, lr), [1.0] * seeds)[s], len(marks))
+    steps = np.array([overflow.get((m, lr), [-1] * seeds)[s] for m, lr, s in runs], dtype=np.int64)
+    return {
+        "runs": runs,
+        "steps": fx.PAPER_STEPS,
+        "overflow_step": steps,
+        "overflow_exponent": np.where(steps > 0, 89.0, np.nan),
+        "max_exponent": np.where(steps > 0, 89.0, 10.0),
+        "curve_steps": np.array(marks),
+        "test_accuracy": accuracy,
+        "val_accuracy": accuracy,
+        "F": objective,
+        "threshold_float32": 88.72,
+        "device": "constructed",
+    }
+
+
+def outcome(finding: decisions.Finding) -> str:
+    try:
+        finding.decide()
+    except ClaimRefuted:
+        return "refuted"
+    except StatementInconclusive:
+        return "undecided"
+    return "held"
+
+
+@pytest.mark.smoke
+def test_never_overflows():
+    """proposed-never-overflows: no proposed run overflowing holds; one seed overflowing (at step 61,000) refutes
+    it, naming the seed. A count has no undecided case: one overflow is the counterexample."""
+
+    def decide(overflowed: int) -> str:
+        overflow = {PROPOSED: [-1] * (fx.PAPER_SEEDS - overflowed) + [61_000] * overflowed}
+        return outcome(decisions.proposed_never(constructed(overflow)))
+
+    assert (decide(0), decide(1), decide(10)) == ("held", "refuted", "refuted")
+    with pytest.raises(ClaimRefuted, match="61000"):
+        decisions.proposed_never(constructed({PROPOSED: [-1] * 9 + [61_000]})).decide()
+
+
+@pytest.mark.smoke
+def test_requires_1e_5():
+    """baseline-requires-1e-5: the baseline overflowing on 10/10 seeds at 1e-4 against 0/10 at 1e-5 holds; 0/10
+    against 10/10 is refuted; 3/10 against 1/10 is undecided; 9/10 against 0/10 holds at the gpu level (Fisher's
+    p = 5.95e-5) and is undecided at a ten times smaller one."""
+
+    def decide(k_1e4: int, k_1e5: int, level: float = GPU_LEVEL) -> str:
+        overflow = {
+            ("baseline", 1e-4): [900] * k_1e4 + [-1] * (10 - k_1e4),
+            BASELINE: [40_000] * k_1e5 + [-1] * (10 - k_1e5),
+        }
+        return outcome(decisions.baseline_at_1e_4(constructed(overflow), level))
+
+    assert (decide(10, 0), decide(0, 10), decide(3, 1)) == ("held", "refuted", "undecided")
+    assert (decide(9, 0), decide(9, 0, GPU_LEVEL / 10)) == ("held", "undecided")
+
+
+@pytest.mark.smoke
+def test_lower_objective():
+    """proposed-lower-objective, paired by seed: the proposed method ending 0.2 below the baseline on every seed
+    (with a spread) holds, by the paired t-test; 0.2 above is refuted; differences centred on 0 are undecided; a
+    baseline that overflowed on every seed (F = +inf) holds by the exact sign test (p = 2^-10 < 0.01)."""
+    spread = [0.01 * ((7 * s) % fx.PAPER_SEEDS) for s in range(fx.PAPER_SEEDS)]
+
+    def decide(gap: float, centred: bool = False, overflowed: bool = False) -> str:
+        base = [1.0 + 0.01 * s for s in range(fx.PAPER_SEEDS)]
+        shift = [gap + (d - 0.045 if centred else d) for d in spread]
+        final = {BASELINE: base, PROPOSED: [b - g for b, g in zip(base, shift)]}
+        overflow = {BASELINE: [30_000] * fx.PAPER_SEEDS} if overflowed else {}
+        return outcome(decisions.proposed_lower(constructed(overflow, final_f=final), GPU_LEVEL))
+
+    assert (decide(0.2), decide(-0.2), decide(0.0, centred=True), decide(0.0, overflowed=True)) == (
+        "held",
+        "refuted",
+        "undecided",
+        "held",
+    )
+
+
+@pytest.mark.smoke
+def test_overflows_at_1e_3():
+    """baseline-overflows-at-1e-3: 10/10 baseline overflows against 0/10 proposed holds; 0/10 against 10/10 is
+    refuted; 2/10 against 1/10 is undecided."""
+
+    def decide(k_base: int, k_prop: int) -> str:
+        overflow = {
+            ("baseline", 1e-3): [500] * k_base + [-1] * (10 - k_base),
+            PROPOSED: [700] * k_prop + [-1] * (10 - k_prop),
+        }
+        return outcome(decisions.baseline_at_1e_3(constructed(overflow), GPU_LEVEL))
+
+    assert (decide(10, 0), decide(0, 10), decide(2, 1)) == ("held", "refuted", "undecided")
+
+
+@pytest.mark.smoke
+def test_accuracy_falls_late():
+    """erm-accuracy-falls-late: ERM falling 5 points on every seed while the DRO methods hold their accuracy
+    holds; ERM holding while the DRO methods fall is refuted, naming ERM's drops."""
+
+    def decide(erm: float, dro: float) -> str:
+        jitter = [0.001 * s for s in range(fx.PAPER_SEEDS)]  # seeds differ, so the t-tests have a spread
+        shuffled = [0.001 * ((3 * s) % fx.PAPER_SEEDS) for s in range(fx.PAPER_SEEDS)]  # and the paired differences
+        drops = {
+            ERM: [erm + j for j in jitter],
+            PROPOSED: [dro + j for j in shuffled],
+            BASELINE: [dro + j for j in shuffled],
+        }
+        return outcome(decisions.accuracy_fall(constructed({}, drops), fx.PAPER_SEEDS))
+
+    assert (decide(0.05, 0.0), decide(0.0, 0.05)) == ("held", "refuted")

@@ -1,0 +1,91 @@
+"""L6's figures, drawn from a run record (fixtures.uot_dro.tier_run's dict): the overflow-step distribution per
+setting, a curve per setting over the checkpoints, and the clean and noisy accuracy curves."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from fixtures import uot_dro as fx
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def overflow_figure(run: dict, tier: str):
+    plt = _plt()
+    table = fx.overflow_table(run)
+    fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2))
+    horizon = run["steps"]
+    for i, (name, row) in enumerate(table.items()):
+        steps = np.array([s if s is not None else np.nan for s in row["steps"]], dtype=float)
+        jitter = np.linspace(-0.15, 0.15, len(steps)) if len(steps) > 1 else np.zeros(1)
+        over = np.isfinite(steps)
+        ax.scatter(steps[over], i + jitter[over], marker="x", color="tab:red", s=18)
+        ax.scatter(
+            np.full((~over).sum(), horizon),
+            i + jitter[~over],
+            marker="o",
+            facecolors="none",
+            edgecolors="tab:green",
+            s=18,
+        )
+        ax.text(horizon * 1.15, i, f"{row['overflowed']}/{row['of']}", va="center", fontsize=7)
+    ax.set_yticks(range(len(table)), list(table), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, horizon * 2.5)
+    ax.set_xlabel("step of the first non-finite loss / gradient / parameter (x); o: finite to the horizon", fontsize=7)
+    ax.set_title(f"overflow steps per seed ({tier}: {run['steps']} steps)", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def curve_figure(run: dict, tier: str, key: str, settings, ylabel: str):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.8, 3.6))
+    steps = run["curve_steps"]
+    for method, lr in settings:
+        rows = fx.select(run, method, lr)
+        values = run[key][rows]
+        if not np.any(np.isfinite(values)):
+            continue
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean, lo, hi = np.nanmean(values, axis=0), np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+        line = ax.plot(steps, mean, marker="o", ms=3, label=f"{fx.setting_name(method, lr)} ({len(rows)} seeds)")[0]
+        ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.15)
+    ax.set_xlabel("step", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_title(f"{ylabel} ({tier}; mean and range over the seeds not yet overflowed)", fontsize=8)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_figure(run: dict, tier: str, settings):
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4), sharey=True)
+    steps = run["curve_steps"]
+    for ax, key, title in (
+        (axes[0], "test_accuracy", "clean test accuracy"),
+        (axes[1], "val_accuracy", "validation accuracy (noisy labels)"),
+    ):
+        for method, lr in settings:
+            values = run[key][fx.select(run, method, lr)]
+            if not np.any(np.isfinite(values)):
+                continue
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                ax.plot(steps, np.nanmean(values, axis=0), marker="o", ms=3, label=fx.setting_name(method, lr))
+        ax.set_title(f"{title} ({tier})", fontsize=8)
+        ax.set_xlabel("step", fontsize=8)
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
