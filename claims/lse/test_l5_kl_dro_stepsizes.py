@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claims.ids import L5
 from claims.lse import kl_dro_analysis as analysis
 from claims.lse import kl_dro_figures as figures
 from claims.tiers import tiers
@@ -29,7 +30,6 @@ from fixtures import kl_dro as fx
 from kernels import kl_dro
 from pytest_claims import statement_allclose
 
-L5 = fx.L5
 TIERS = tiers("smoke", "full")
 
 
