@@ -1,4 +1,5 @@
-"""The tiers a statement test runs at: one pytest.param per tier (or per part of a tier), carrying its scale marker."""
+"""The tiers a statement test runs at: one pytest.param per tier (or per part of a tier), carrying its scale marker.
+The tier names are pytest.ini's claims_tiers, the one place they are declared."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 
 import pytest
 
-SCALES = ("smoke", "full", "gpu")
+from claims.configuration import ini_args
+
+SCALES = tuple(ini_args("claims_tiers"))
 
 
 def tiers(*scales: str, **labels: str) -> list:

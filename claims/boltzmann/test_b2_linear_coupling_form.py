@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from pytest_claims import statement_le
-from claims.boltzmann.common import B2
+from claims.ids import B2
 from kernels import boltzmann as bm
 
 

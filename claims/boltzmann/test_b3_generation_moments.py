@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from pytest_claims import registered_false_alarm, statement_allclose, statement_ge
-from claims.boltzmann.common import B3, TIERS
+from claims.ids import B3
+from claims.boltzmann.common import TIERS
 from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, clustering_data
 from kernels import boltzmann as bm
 

@@ -14,7 +14,8 @@ import pytest
 from scipy import stats
 
 from pytest_claims import registered_false_alarm, statement_allclose, statement_ge, statement_in_interval
-from claims.boltzmann.common import B4, TIERS
+from claims.ids import B4
+from claims.boltzmann.common import TIERS
 from fixtures.boltzmann import (
     GIBBS_MEANS,
     GIBBS_VARIANCES,

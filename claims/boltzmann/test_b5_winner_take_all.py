@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pytest_claims import statement_allclose, statement_ge, statement_holds, statement_le
-from claims.boltzmann.common import B5
+from claims.ids import B5
 from kernels import boltzmann as bm
 
 LAMBDAS = np.linspace(0.0, 20.0, 401)

@@ -1,4 +1,4 @@
-"""What the K statement tests share: registry ids, rate summaries with bounds, the grid figure."""
+"""What the K statement tests share: rate summaries with bounds, the grid figure (their claim ids: claims.ids)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,6 @@ from kernels.stats import (
     significant_drops,
 )
 
-K1 = "kmeans/hartigan-fixed-implies-lloyd-fixed"
-K2 = "kmeans/lloyd-stalls-at-random-partition"
-K3 = "kmeans/hartigan-escapes"
 CONFIDENCE = 0.99
 
 

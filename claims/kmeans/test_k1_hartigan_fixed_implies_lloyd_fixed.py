@@ -12,7 +12,8 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from pytest_claims import statement_holds
-from claims.kmeans.common import K1, rate, sigma2_rows
+from claims.ids import K1
+from claims.kmeans.common import rate, sigma2_rows
 from claims.tiers import tier_parts, tiers
 from fixtures.kmeans import FULL, SMOKE, cell, grid_for, row_cells
 from kernels import kmeans as km

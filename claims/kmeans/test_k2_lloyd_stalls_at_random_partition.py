@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from pytest_claims import decide_test, registered_false_alarm, statement_holds
-from claims.kmeans.common import K2, decide_stall_rate, grid_figure, rate, sigma2_rows, trend_test
+from claims.ids import K2
+from claims.kmeans.common import decide_stall_rate, grid_figure, rate, sigma2_rows, trend_test
 from claims.tiers import tier_parts
 from fixtures.kmeans import FULL, SMOKE, cell, grid_for, largest_d_cell, row_cells
 

@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from pytest_claims import decide_test, registered_false_alarm, statement_ge, statement_holds
-from claims.kmeans.common import K3, decide_mean_nmi, decide_stall_rate, nmi_summary, rate, sigma2_rows, sign_test
+from claims.ids import K3
+from claims.kmeans.common import decide_mean_nmi, decide_stall_rate, nmi_summary, rate, sigma2_rows, sign_test
 from claims.tiers import tier_parts
 from fixtures.kmeans import (
     FULL,

@@ -1,4 +1,5 @@
-"""Registry ids, tiers and shared numbers of the L statement tests, and the closed forms they compare against."""
+"""Tiers and shared numbers of the L statement tests, and the closed forms they compare against (their claim ids:
+claims.ids)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,6 @@ from claims.tiers import tiers
 from fixtures.options import gpu_device, gpu_size
 from kernels import safe_kl as sk
 
-L1 = "lse/prop-2.4-sandwich"
-L1b = "lse/cor-2.5-logsumexp-form"
-L2 = "lse/lemma-2.7-moduli"
-L3 = "lse/prop-2.6-cvar"
 
 # The analytic statements run at smoke and full (fixtures.safe_kl.SIZES), the main inequalities a
 # second time at full with 100k instances.

@@ -1,4 +1,5 @@
-"""L1: "... whose induced approximation to LogSumExp satisfies F_rho - O(rho) <= F <= F_rho (Proposition 2.4)."
+"""L1: "The paper defines a Safe KL divergence with a bounded-density constraint (Definition 2.1, Equations 3-4) whose
+induced approximation to LogSumExp satisfies F_rho - O(rho) <= F <= F_rho (Proposition 2.4, Section 2)."
 
 The printed direction F <= F_rho is refuted (pinned counterexample and a violation count); the
 corrected direction F_rho <= F, Prop 2.4(i)-(ii), duality (5) = (6), Lemma 2.3 and the follow-up
@@ -17,7 +18,8 @@ from scipy.optimize import minimize, minimize_scalar
 from threadpoolctl import threadpool_limits
 
 from pytest_claims import statement_allclose, statement_holds, statement_le
-from claims.lse.common import DEVICE_TIERS, L1, MAIN_TIERS, RATE_UNIT, TIERS, rate_in_rho, sweep_plan
+from claims.ids import L1
+from claims.lse.common import DEVICE_TIERS, MAIN_TIERS, RATE_UNIT, TIERS, rate_in_rho, sweep_plan
 from fixtures.safe_kl import ROUNDING, device_sweep, instances, values
 from kernels import safe_kl as sk
 

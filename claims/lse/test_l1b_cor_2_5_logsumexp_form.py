@@ -30,7 +30,8 @@ from hypothesis import find, given, settings, target
 from scipy.optimize import minimize
 
 from pytest_claims import statement_allclose, statement_holds, statement_in_interval, statement_le
-from claims.lse.common import L1b, TIERS, h_counting
+from claims.ids import L1b
+from claims.lse.common import TIERS, h_counting
 from fixtures.safe_kl import ROUNDING, adversarial_instances, instances, values
 from kernels import safe_kl as sk
 

@@ -1,5 +1,5 @@
 """L2: "The rescaled SoftPlus-based conjugate of the Safe KL function is proven to be rho-strongly convex,
-with its own conjugate being (1/rho)-smooth (Lemma 2.7)." Both constants hold and are loose by 4:
+with its own conjugate being (1/rho)-smooth (Lemma 2.7, Section 2.2)." Both constants hold and are loose by 4:
 4 rho and 1/(4 rho) are tight (4.05 rho and 1/(4.05 rho) fail).
 
 The constants come from an argument, not from the samples [derived]: f_rho''(t) = 1/t + rho/(1 - rho t)
@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from pytest_claims import statement_allclose, statement_ge, statement_le
-from claims.lse.common import L2, TIERS
+from claims.ids import L2
+from claims.lse.common import TIERS
 from kernels import safe_kl as sk
 from kernels.seeding import keyed_rng
 

@@ -1,5 +1,5 @@
 """L3: "The approximation family is shown to bound and connect to the CVaR functional, recovering CVaR
-and LogSumExp as limiting cases (Proposition 2.6)."
+and LogSumExp as limiting cases (Proposition 2.6, Section 2.1)."
 
 Band: CVaR_rho(phi) <= lambda F_rho(phi/lambda) - lambda (ln rho - 1) <= CVaR_rho(phi) + lambda/rho.
 
@@ -31,16 +31,8 @@ from pytest_claims import (
     statement_in_interval,
     statement_le,
 )
-from claims.lse.common import (
-    DEVICE_TIERS,
-    L3,
-    MAIN_TIERS,
-    TIERS,
-    binary_entropy,
-    rate_in_rho,
-    slope_fit,
-    sweep_plan,
-)
+from claims.ids import L3
+from claims.lse.common import DEVICE_TIERS, MAIN_TIERS, TIERS, binary_entropy, rate_in_rho, slope_fit, sweep_plan
 from fixtures.safe_kl import ROUNDING, band_position, device_sweep, instances
 from kernels import safe_kl as sk
 from kernels.seeding import keyed_rng

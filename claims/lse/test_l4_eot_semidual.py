@@ -29,6 +29,7 @@ from pytest_claims import (
     statement_holds,
     statement_le,
 )
+from claims.ids import L4
 from claims.lse.common import TIERS
 from claims.tiers import tiers
 from fixtures.eot import (
@@ -48,7 +49,6 @@ from fixtures.eot import (
 )
 from kernels import eot
 
-L4 = "lse/eot-semidual-no-overflow"
 ALL_CONFIGS = BASELINES + PROPOSED + (ALPHA_VARIANT,) + DIVERGENT + EDGE_OF_DIVERGENCE
 PIN_ITERATIONS, PIN_SEEDS = 40, 2  # 40: far enough for sigma_rho to leave its tails (e^s and 1/rho) on some step
 # 1e4 iterations at the smoke tier's 3 seeds: the proposed method at its best setting of the full tier.

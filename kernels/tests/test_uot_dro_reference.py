@@ -1,28 +1,27 @@
 """Reference tests of the UOT-DRO kernel (claim L6): the batched program against R separate nn.Module
 models trained with torch.optim.SGD (step by step, and whole runs of train(), the statements' path, each
 on its own seed's sample stream), the inner maximisation against an objective written here, objectives
-(21) and (22) at hand-checkable points, the float32 overflow threshold, the sample stream and checkpoint /
-resume.
+(21) and (22) at hand-checkable points and the float32 overflow threshold; the training loop's sample stream,
+checkpoints and refusals are test_uot_dro_training.py's.
 
-Synthetic images (keyed Gaussian noise with random labels) keep these tests independent of the MNIST
-files; the statement tests use the real data.
+Synthetic images (keyed Gaussian noise with random labels: uot_dro_synthetic.py) keep these tests independent of
+the MNIST files; the statement tests use the real data.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from fixtures.uot_dro import cpu_threads
 from kernels import uot_dro
-from kernels.seeding import key_seed
+from kernels.tests.uot_dro_synthetic import SEED, images
 
-SEED = 4242  # the reference tests' own master seed
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # kernels/tests/conftest.py
+
 LAMBDA = 1.0  # the setup's lambda, written here (the kernel's is asserted equal to it below)
 EPS64 = float(torch.finfo(torch.float64).eps)
 LONGEST_SUM = 9216 + 576 + 288  # terms of the longest reduction chain of one forward / backward (FC-128, conv2's
@@ -30,21 +29,6 @@ LONGEST_SUM = 9216 + 576 + 288  # terms of the longest reduction chain of one fo
 # is at most LONGEST_SUM * eps relative to the magnitudes summed (Higham's gamma_n, no cancellation assumed)
 U32 = 2.0**-24  # float32 unit roundoff
 STEP_SUMS = 6 * LONGEST_SUM  # one training step: the inner maximisation's 5 gradients and the outer one
-
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """One torch thread, as the statement runs use (see fixtures/uot_dro.py: on a shared 2-core machine two
-    threads made these tests 10-30 times slower)."""
-    with cpu_threads("cpu"):
-        yield
-
-
-def _images(count: int, key: str) -> tuple[torch.Tensor, torch.Tensor]:
-    generator = torch.Generator().manual_seed(key_seed(f"uot-dro-reference|{key}"))
-    x = torch.randn(count, 1, 28, 28, generator=generator)
-    y = torch.randint(0, 10, (count,), generator=generator)
-    return x, y
 
 
 def _relative(update: dict, reference: dict) -> float:
@@ -101,7 +85,7 @@ def _compare_with_single_runs(steps: int) -> None:
         uot_dro.Run("baseline", 1e-1, 3),
     ]
     yardstick_every = 3
-    x_train, y_train = _images(500, "train")
+    x_train, y_train = images(500, "train")
     program = uot_dro.Program(runs, SEED, keep_frozen=True)
     singles = {i: _single(r) for i, r in enumerate(program.runs)}
     doubles = {i: _single(r, torch.float64) for i, r in enumerate(program.runs)}
@@ -167,7 +151,7 @@ def test_inner_gradient_compiled_and_eager_give_the_same_bits(monkeypatch):
     from kernels.uot_dro import compiled, model
 
     assert isinstance(compiled._scripted(), torch.jit.ScriptFunction) or not hasattr(torch.jit, "script")
-    x_train, y_train = _images(40, "routes")
+    x_train, y_train = images(40, "routes")
     params = {k: v.unsqueeze(0) for k, v in uot_dro.init_parameters(SEED, 5).items()}
 
     def trajectories():
@@ -204,7 +188,7 @@ def test_erm_trajectory_in_float64_equals_single_run_over_200_steps():
     one thread, at step 68 of this stream) parts them by 1e-4, 300 times the float32 reference's own
     distance to float64. The float32 path is compared step by step (one update from the same state, by
     quantiles) in _compare_with_single_runs."""
-    x_train, y_train = _images(500, "erm")
+    x_train, y_train = images(500, "erm")
     x_train = x_train.double()
     run = uot_dro.Run("erm", 1e-2, 5)
     program, single = uot_dro.Program([run], SEED, dtype=torch.float64), uot_dro.SingleRun(run, SEED)
@@ -258,7 +242,7 @@ def test_train_feeds_every_run_its_own_seeds_sample_stream():
     steps, seeds = 20, (2, 5)
     settings = [("erm", 1e-2), ("proposed", 1e-3), ("baseline", 1e-1)]
     runs = [uot_dro.Run(method, lr, seed) for seed in seeds for method, lr in settings]  # seed-major: not block order
-    x, y = _images(300, "routing")
+    x, y = images(300, "routing")
     data = uot_dro.Data(x, y, x[:6], y[:6], x[:10], y[:10], x[:0], y[:0])
     checkpoint = _StateAt(steps)
     result = uot_dro.train(runs, data, steps, (), SEED, checkpoint=checkpoint)
@@ -366,7 +350,7 @@ def test_inner_maximisation_increases_its_objective_at_every_step(sharpness):
     params = {k: v.unsqueeze(0) for k, v in uot_dro.init_parameters(SEED, 7).items()}
     params["fc2.weight"] = params["fc2.weight"] * sharpness
     plain = {k: v[0] for k, v in params.items()}
-    x, y = _images(16, f"inner-{sharpness}")
+    x, y = images(16, f"inner-{sharpness}")
 
     # (a) float64: the kernel's final iterate and its traced values at z_0 = x, z_1, ..., z_5, against the replay
     p64, x64 = {k: v.double() for k, v in params.items()}, x.double()
@@ -453,139 +437,3 @@ def test_float32_overflow_threshold_by_bisection():
     assert torch.isinf(uot_dro.baseline_loss(at * uot_dro.LAMBDA * uot_dro.BETA)) and torch.isfinite(
         uot_dro.baseline_loss(below * uot_dro.LAMBDA * uot_dro.BETA)
     )
-
-
-@pytest.mark.smoke
-def test_sample_stream_is_keyed_and_chunk_independent():
-    whole = uot_dro.sample_indices(SEED, 3, 0, 10_000, 50_000)
-    pieces = np.concatenate(
-        [uot_dro.sample_indices(SEED, 3, s, 1_234, 50_000)[: min(1_234, 10_000 - s)] for s in range(0, 10_000, 1_234)]
-    )
-    assert np.array_equal(whole, pieces)
-    assert whole.min() >= 0 and whole.max() < 50_000
-    assert not np.array_equal(whole, uot_dro.sample_indices(SEED, 4, 0, 10_000, 50_000))
-    assert not np.array_equal(whole, uot_dro.sample_indices(SEED + 1, 3, 0, 10_000, 50_000))
-    counts = np.bincount(whole // 5_000, minlength=10)  # uniform over ten bins: chi-square, 9 dof
-    assert ((counts - 1_000) ** 2 / 1_000).sum() < 27.9  # the 0.999 quantile
-
-
-class _Interrupted(Exception):
-    pass
-
-
-class _MemoryCheckpoint:
-    """The result store's Checkpoint interface, in memory; optionally interrupts after its first save."""
-
-    def __init__(self, every: int, interrupt: bool) -> None:
-        self.every, self.interrupt, self.saved, self.resumed_from_step = every, interrupt, None, None
-
-    def due(self, step: int) -> bool:
-        return step > 0 and step % self.every == 0
-
-    def load(self):
-        if self.saved is not None:
-            self.resumed_from_step = self.saved["step"]
-        return self.saved
-
-    def save(self, state) -> None:
-        from pytest_claims import codec
-
-        self.saved = codec.loads(codec.dumps({}, state))[1]  # what the store keeps survives its data-only format
-        if self.interrupt:
-            self.interrupt = False
-            raise _Interrupted
-
-
-@pytest.mark.smoke
-def test_interrupted_training_resumes_to_the_same_result():
-    x, y = _images(200, "resume")
-    data = uot_dro.Data(x, y, x[:4], y[:4], x[:16], y[:16], x[:0], y[:0])
-    runs = [uot_dro.Run("baseline", 1e-1, 0), uot_dro.Run("proposed", 1e-3, 0), uot_dro.Run("erm", 1e-2, 1)]
-    straight = uot_dro.train(runs, data, 12, (6,), SEED)
-    checkpoint = _MemoryCheckpoint(every=4, interrupt=True)
-    with pytest.raises(_Interrupted):
-        uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint)
-    resumed = uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint)
-    assert checkpoint.resumed_from_step == 4
-    for key in ("overflow_step", "final_alpha", "max_exponent", "F", "test_accuracy", "lhat"):
-        assert np.array_equal(np.asarray(straight[key]), np.asarray(resumed[key]), equal_nan=True), key
-
-
-class _HeldEvaluations:
-    """uot_dro.trainer.evaluate held back until released, recording the thread that ran each evaluation."""
-
-    def __init__(self) -> None:
-        self.release, self.threads = threading.Event(), []
-        self.evaluate = uot_dro.trainer.evaluate
-
-    def __call__(self, program, data):
-        self.threads.append(threading.current_thread().name)
-        assert self.release.wait(timeout=60), "never released"
-        return self.evaluate(program, data)
-
-
-class _SaveThenInterrupt(_MemoryCheckpoint):
-    """Releases the held evaluations after its first save, then interrupts (the save keeps them pending)."""
-
-    def __init__(self, every: int, held: _HeldEvaluations) -> None:
-        super().__init__(every, interrupt=True)
-        self.held, self.pending_at_save = held, None
-
-    def save(self, state) -> None:
-        if self.pending_at_save is None:
-            self.pending_at_save = [entry["step"] for entry in state["pending"]]
-            self.held.release.set()
-        super().save(state)
-
-
-@pytest.mark.smoke
-def test_evaluations_aside_give_the_same_curves_and_survive_an_interrupt(monkeypatch):
-    """train(evaluate_aside=True), as the CPU units of the paper's scale run: the evaluations in a
-    background thread give the curves of evaluations in line to the bit; an interrupt while one is still
-    pending (held back here until the checkpoint has been saved) keeps it in the checkpoint, and the
-    resumed run evaluates it and ends with the same curves."""
-    x, y = _images(200, "aside")
-    data = uot_dro.Data(x, y, x[:4], y[:4], x[:16], y[:16], x[16:24], y[16:24])
-    runs = [uot_dro.Run("baseline", 1e-1, 0), uot_dro.Run("proposed", 1e-3, 0), uot_dro.Run("erm", 1e-2, 1)]
-    straight = uot_dro.train(runs, data, 12, (6,), SEED)
-    held = _HeldEvaluations()
-    monkeypatch.setattr(uot_dro.trainer, "evaluate", held)
-    checkpoint = _SaveThenInterrupt(every=4, held=held)
-    with pytest.raises(_Interrupted):
-        uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint, evaluate_aside=True)
-    assert checkpoint.pending_at_save == [0], "the step-0 evaluation was not pending at the first save"
-    resumed = uot_dro.train(runs, data, 12, (6,), SEED, checkpoint=checkpoint, evaluate_aside=True)
-    assert checkpoint.resumed_from_step == 4
-    assert held.threads and "MainThread" not in held.threads, held.threads
-    for key in ("overflow_step", "curve_steps", *uot_dro.CURVES[1:]):
-        assert np.array_equal(np.asarray(straight[key]), np.asarray(resumed[key]), equal_nan=True), key
-
-
-@pytest.mark.smoke
-def test_bad_runs_are_refused_with_one_line():
-    with pytest.raises(ValueError, match="unknown method 'sgd'"):
-        uot_dro.order_runs([uot_dro.Run("sgd", 1e-3, 0)])
-    with pytest.raises(ValueError, match="stepsize must be a positive number"):
-        uot_dro.order_runs([uot_dro.Run("erm", -1.0, 0)])
-
-
-@pytest.mark.smoke
-def test_a_batch_whose_every_run_overflows_empties():
-    """Two baseline runs at stepsize 10 overflow within a few steps: both are recorded and frozen at finite
-    parameters, and the batch keeps its parameters' shapes with no rows (the small parameters' shared buffer
-    rebuilt for zero runs: the freeze of the last run in a batch once crashed there)."""
-    program = uot_dro.Program(
-        [uot_dro.Run("baseline", 10.0, 0), uot_dro.Run("baseline", 10.0, 1)], SEED, keep_frozen=True
-    )
-    x_train, y_train = _images(40, "overflow")
-    for t in range(30):
-        if len(program.rows) == 0:
-            break
-        program.step(x_train[[t, t]].unsqueeze(1), y_train[[t, t]].unsqueeze(1))
-    assert len(program.rows) == 0, f"still {len(program.rows)} runs in the batch after {t} steps"
-    assert all(program.overflow_step > 0), program.overflow_step
-    assert {k: tuple(v.shape) for k, v in program.params.items()} == {
-        k: (0, *shape) for k, shape in uot_dro.PARAMETER_SHAPES.items()
-    }
-    for run in (0, 1):
-        assert all(bool(torch.isfinite(v).all()) for v in program.parameters_of(run).values())

@@ -1,0 +1,15 @@
+"""Fixtures the kernels' reference tests share (each module asks for those it needs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.uot_dro import cpu_threads
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One torch thread, as the statement runs use (see fixtures/uot_dro.py: on a shared 2-core machine two
+    threads made the UOT-DRO reference tests 10-30 times slower)."""
+    with cpu_threads("cpu"):
+        yield
