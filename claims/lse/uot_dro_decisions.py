@@ -1,6 +1,6 @@
 """L6's statement decisions as pure functions of a run record (fixtures.uot_dro.tier_run's dict) and their levels:
-each returns a Finding (its headline, its evidence, and the decision to make), so the statement tests only wire a
-run to a finding and its evidence, and the decisions are tested directly on constructed records
+each returns a Finding (claims.findings: headline, evidence, and the decision to make), so the statement tests only
+wire a run to a finding and its evidence, and the decisions are tested directly on constructed records
 (test_uot_dro_decisions.py) at whatever level is given.
 
 A run record: `runs` [(method, lr, seed)], `overflow_step` (-1: never), `max_exponent`, `overflow_exponent`,
@@ -9,12 +9,12 @@ A run record: `runs` [(method, lr, seed)], `overflow_step` (-1: never), `max_exp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 from scipy import stats
 
+from claims.findings import Finding
 from fixtures import uot_dro as fx
 from kernels.stats import mean_lower_bound, sign_test_greater
 from pytest_claims import decide_test, rate_lower_bound, rate_upper_bound, statement_holds, statement_none
@@ -38,17 +38,6 @@ LOGBOOK = {
         "F baseline 1e-4": 0.663,
     },
 }
-
-
-@dataclass
-class Finding:
-    """What a statement shows (headline), what it keeps (record) and its decision: `decide()` returns when the
-    statement holds, raises ClaimRefuted when it is refuted, StatementInconclusive when the data decide neither."""
-
-    headline: dict[str, Any]
-    record: dict[str, Any]
-    decide: Callable[[], Any]
-    cases: list[dict[str, Any]] = field(default_factory=list)
 
 
 def settings_in(run: dict) -> list[tuple[str, float]]:

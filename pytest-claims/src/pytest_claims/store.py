@@ -32,10 +32,8 @@ import hashlib
 import inspect
 import json
 import os
-import platform
 import stat
 import tempfile
-import threading
 import time
 import types
 from dataclasses import asdict, dataclass
@@ -45,6 +43,10 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from filelock import FileLock, Timeout
 
 from pytest_claims import codec
+from pytest_claims.atomic import atomic_write as _atomic_write
+from pytest_claims.store_lock import HeldLock as _HeldLock
+from pytest_claims.store_lock import holder as _holder
+from pytest_claims.store_lock import sign_of_life as _sign_of_life
 
 T = TypeVar("T")
 # 3: zip of header.json and .npy arrays (2: .npz with a uint8 header; 1: pickles; neither read). Bump when the stored
@@ -59,11 +61,10 @@ NOT_STORED = "computed, not stored"  # the store could not keep the value (the n
 # A wait for a key's lock longer than this names the holder (in the event's note, and live through
 # ResultStore.on_wait).
 LOCK_NOTICE_SECONDS = 5.0
-# The holder of a key's lock touches its record every HEARTBEAT_SECONDS while it computes. A waiter that sees no touch
-# for LOCK_STALE_SECONDS takes the holder for stopped or hung and computes without storing. Two minutes: a network
-# file system's attribute cache can hide a touch for up to a minute, and a live holder never goes that long without
-# one (a computation as long as it likes is waited for).
-HEARTBEAT_SECONDS = 2.0
+# The holder of a key's lock touches its record every HEARTBEAT_SECONDS (pytest_claims.store_lock) while it computes.
+# A waiter that sees no touch for LOCK_STALE_SECONDS takes the holder for stopped or hung and computes without
+# storing. Two minutes: a network file system's attribute cache can hide a touch for up to a minute, and a live
+# holder never goes that long without one (a computation as long as it likes is waited for).
 LOCK_STALE_SECONDS = 120.0
 
 
@@ -162,21 +163,6 @@ class Checkpoint:
             self.path = None
 
 
-def _atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if sync:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _digest(header: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -203,55 +189,6 @@ def _writable_directory(root: Path) -> bool:
 
 class _NotStored(Exception):
     """Why the store cannot keep a key's value now (the value is computed and used all the same)."""
-
-
-def _holder(record: Path) -> str:
-    """Who holds a key's lock, from the record its holder keeps beside it."""
-    try:
-        found = json.loads(codec.read_bounded(record, 4096))
-        since = time.strftime("%H:%M:%S UTC", time.gmtime(float(found["since"])))
-        test = f", test {found['test']}" if found.get("test") else ""
-        return f"pid {int(found['pid'])} on host {found['host']} (since {since}{test})"
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, codec.EntryInvalid):
-        return "a process that left no record of itself"
-
-
-def _sign_of_life(record: Path) -> int | None:
-    try:
-        return os.lstat(record).st_mtime_ns
-    except OSError:
-        return None
-
-
-class _HeldLock:
-    """A key's lock, taken, with its holder's record beside it, touched every HEARTBEAT_SECONDS until released."""
-
-    def __init__(self, lock: FileLock, record: Path, test: str) -> None:
-        self.lock, self.record = lock, record
-        self._stop = threading.Event()
-        mine = {"pid": os.getpid(), "host": platform.node(), "test": test, "since": time.time()}
-        try:
-            _atomic_write(record, json.dumps(mine).encode(), sync=False)
-        except OSError:
-            pass  # no record (a full disk): a waiter cannot name this process, and nothing else changes
-        self._beat = threading.Thread(target=self._touch, name="pytest-claims store lock heartbeat", daemon=True)
-        self._beat.start()
-
-    def _touch(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SECONDS):
-            try:
-                os.utime(self.record, follow_symlinks=False)
-            except OSError:
-                pass
-
-    def release(self) -> None:
-        self._stop.set()
-        self._beat.join(timeout=10)
-        try:
-            self.record.unlink(missing_ok=True)
-        except OSError:
-            pass
-        self.lock.release()
 
 
 def _not_a_store_folder(folder: Path) -> str:
