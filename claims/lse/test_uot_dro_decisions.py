@@ -4,6 +4,8 @@ statements: they run in the smoke tier, so a night at the paper's scale never me
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,45 @@ def test_accuracy_falls_late():
         return outcome(decisions.accuracy_fall(constructed({}, drops), fx.PAPER_SEEDS))
 
     assert (decide(0.05, 0.0), decide(0.0, 0.05)) == ("held", "refuted")
+
+
+@pytest.mark.smoke
+def test_fisher_power_is_the_chance_of_a_shown_contrast():
+    """fisher_power against scipy's fisher_exact table by table, and against a count of simulated decisions."""
+    from scipy import stats
+
+    seeds, more_rate, fewer_rate, level = 6, 0.8, 0.1, 0.05
+    rng = np.random.default_rng(0)
+    more, fewer = rng.binomial(seeds, more_rate, 20000), rng.binomial(seeds, fewer_rate, 20000)
+    shown = {
+        (a, b): stats.fisher_exact([[a, seeds - a], [b, seeds - b]], alternative="greater").pvalue <= level
+        for a in range(seeds + 1)
+        for b in range(seeds + 1)
+    }
+    simulated = np.mean([shown[a, b] for a, b in zip(more, fewer)])
+    exact = decisions.fisher_power(seeds, more_rate, fewer_rate, level)
+    assert abs(simulated - exact) < 4 * np.sqrt(exact * (1 - exact) / 20000)  # four standard errors
+    assert decisions.fisher_power(seeds, 0.0, 0.0, level) == 0.0  # no table can show a contrast that is not there
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize(
+    "statement, rates",
+    [
+        ("baseline-overflows-at-1e-3-cpu-horizon", [(0.75, 0.0), (0.5, 0.0)]),
+        ("baseline-requires-1e-5-cpu-horizon", [(0.4, 0.0), (0.25, 0.0)]),
+    ],
+)
+def test_registered_seed_counts_are_the_computed_ones(statement, rates):
+    """The CPU-horizon statements say how many seeds a decision would need at the rates they saw: the numbers in
+    their registered text are the ones seeds_to_decide computes at their registered false alarm (1e-5)."""
+    import re
+    import tomllib
+
+    registry = tomllib.loads((Path(__file__).parents[1] / "registry.toml").read_text())
+    (record,) = [s for c in registry["claim"] for s in c.get("statement", []) if s["name"] == statement]
+    level = record["false_alarm"]["full"]
+    computed = [decisions.seeds_to_decide(more, fewer, level) for more, fewer in rates]
+    said = [int(n) for n in re.findall(r"needs (\d+)(?: to (\d+))? seeds per setting", record["text"])[0] if n]
+    said += [int(n) for n in re.findall(r"would need (\d+)", record["text"])]
+    assert sorted(said) == sorted(computed), (said, computed)

@@ -58,6 +58,33 @@ def rate_exceeds(more: dict, fewer: dict, what: str, level: float) -> Callable[[
     return lambda: decide_test(p_for, p_against, alpha=level, what=what)
 
 
+def fisher_power(seeds: int, more_rate: float, fewer_rate: float, level: float) -> float:
+    """The exact chance that rate_exceeds shows 'more overflows more often than fewer' at `level` with `seeds` runs
+    per setting, when their overflow probabilities are `more_rate` and `fewer_rate`: the binomial outcomes summed
+    over the tables whose one-sided Fisher p (the hypergeometric upper tail, as scipy's fisher_exact) is at most
+    `level`."""
+    x = np.arange(seeds + 1)
+    more, fewer = np.meshgrid(x, x, indexing="ij")
+    p = stats.hypergeom.sf(more - 1, 2 * seeds, more + fewer, seeds)
+    chance = np.outer(stats.binom.pmf(x, seeds, more_rate), stats.binom.pmf(x, seeds, fewer_rate))
+    return float(chance[p <= level].sum())
+
+
+def seeds_to_decide(more_rate: float, fewer_rate: float, level: float, power: float = 0.9, most: int = 160):
+    """The fewest seeds per setting at which rate_exceeds shows the contrast with at least `power` (None when even
+    `most` seeds do not): what a reduced-scale overflow statement needs, at the rates it saw. The search doubles
+    the seeds until the power is reached, then takes the fewest above the last shortfall (Fisher's test is
+    discrete, so its power is nearly but not exactly monotone in the seeds)."""
+    if more_rate <= fewer_rate:
+        return None  # no contrast to show: the chance of showing one stays at most `level`
+    short, seeds = 0, 5
+    while fisher_power(seeds, more_rate, fewer_rate, level) < power:
+        if seeds >= most:
+            return None
+        short, seeds = seeds, min(2 * seeds, most)
+    return next(n for n in range(short + 1, seeds + 1) if fisher_power(n, more_rate, fewer_rate, level) >= power)
+
+
 def proposed_never(run: dict) -> Finding:
     """No run of the proposed method at 1e-4 overflows (one that does refutes it, with its seed and step)."""
     rows = fx.select(run, *PROPOSED)
@@ -117,6 +144,12 @@ def baseline_overflow_evidence(run: dict, lr: float) -> dict:
     }
 
 
+def seeds_needed(more: dict, fewer: dict, level: float) -> dict:
+    """The seeds per setting at which the rates seen here would be shown at `level` with 90% chance."""
+    rates = (more["k"] / more["n"], fewer["k"] / fewer["n"]) if more["n"] and fewer["n"] else (0.0, 0.0)
+    return {"at_rates_seen": [round(r, 4) for r in rates], "seeds_per_setting_for_90%": seeds_to_decide(*rates, level)}
+
+
 def baseline_at_1e_3(run: dict, level: float) -> Finding:
     """The baseline at 1e-3 overflows more often than the proposed method at 1e-4 (rates; steps reported)."""
     found = baseline_overflow_evidence(run, 1e-3)
@@ -132,7 +165,12 @@ def baseline_at_1e_3(run: dict, level: float) -> Finding:
             "median_overflow_step": found["median_step"],
             "horizon": run["steps"],
         },
-        record={"baseline_1e3": found, "float32_exp_threshold": run["threshold_float32"], "logbook": LOGBOOK},
+        record={
+            "baseline_1e3": found,
+            "float32_exp_threshold": run["threshold_float32"],
+            "seeds_a_decision_needs": seeds_needed(found, proposed, level),
+            "logbook": LOGBOOK,
+        },
         decide=rate_exceeds(found, proposed, what, level),
     )
 
@@ -161,6 +199,7 @@ def baseline_at_1e_4(run: dict, level: float) -> Finding:
                 seed: {"1e-4": a, "1e-5": b}
                 for seed, a, b in zip(found["seeds"], found["steps_per_seed"], at_1e5["steps_per_seed"])
             },
+            "seeds_a_decision_needs": seeds_needed(found, at_1e5, level),
             "logbook": LOGBOOK,
         },
         decide=rate_exceeds(found, at_1e5, what, level),
