@@ -438,7 +438,7 @@ def test_an_inactive_plugin_without_a_registry(pytester):
     # its options without a registry: a clear error, not a silently inactive plugin
     result = pytester.runpytest_inprocess("--previous-verdicts", "elsewhere.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--previous-verdicts given but no claims_registry*--option=PATH*"])
+    result.stderr.fnmatch_lines(["*--claims-previous-verdicts given but no claims_registry*--option=PATH*"])
 
 
 @pytest.mark.smoke

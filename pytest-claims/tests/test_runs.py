@@ -180,8 +180,8 @@ def test_the_master_seed_is_the_same_on_xdist_workers(pytester):
 @pytest.mark.parametrize(
     ("args", "ini", "message"),
     [
-        (["--seed", "-3"], "", "--seed must be a non-negative integer, got -3"),
-        (["--seed=abc"], "", "--seed must be a non-negative integer, got 'abc'"),
+        (["--seed", "-3"], "", "--claims-seed must be a non-negative integer, got -3"),
+        (["--seed=abc"], "", "--claims-seed must be a non-negative integer, got 'abc'"),
         ([], "claims_seed = 1.5", "ini claims_seed must be a non-negative integer, got '1.5'"),
     ],
 )

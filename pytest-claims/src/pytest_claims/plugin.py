@@ -25,9 +25,10 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, runs, seeding, worker
+from pytest_claims import context, options, runs, seeding, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
+from pytest_claims.export import Exporter, parse_formats
 from pytest_claims.html_hooks import HtmlHooks
 from pytest_claims.inputs import checked_previous
 from pytest_claims.mutants import MutantError, MutantRunner, catalogue, stale_mutants
@@ -44,6 +45,7 @@ from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock,
 from pytest_claims.session import Controller
 from pytest_claims.state import STATE, State, is_worker, state_of
 from pytest_claims.store import ResultStore, StoreUnusable
+from pytest_claims.strict import Strict
 from pytest_claims.terminal import Terminal
 
 ROLES = pytest.StashKey[list[Any]]()  # the role plugins registered for this config (unregistered at unconfigure)
@@ -86,31 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3"
     )
     group = parser.getgroup("claims", "claim verification (pytest-claims)")
-    group.addoption(
-        "--store-dir",
-        dest="claims_store_dir",
-        default=None,
-        help="result store directory (overrides the ini key claims_store_dir)",
-    )
-    group.addoption(
-        "--no-store",
-        dest="claims_no_store",
-        action="store_true",
-        help="compute every stored result fresh and write nothing to the store",
-    )
-    group.addoption(
-        "--previous-verdicts",
-        dest="claims_previous",
-        default=None,
-        metavar="PATH",
-        help="a previous verdicts.json: report what changed since",
-    )
-    group.addoption(
-        "--mutants",
-        dest="claims_mutants",
-        action="store_true",
-        help="rerun each statement's tests under each mutant it lists; a surviving mutant breaks the claim",
-    )
+    options.add_options(group, parser)
+    options.add_ini(parser)
     seeding.add_options(parser, group)
     runs.add_options(parser, group)
 
@@ -157,9 +136,9 @@ def pytest_configure(config: pytest.Config) -> None:
         asked = [
             o
             for o, dest in (
-                ("--previous-verdicts", "claims_previous"),
-                ("--store-dir", "claims_store_dir"),
-                ("--mutants", "claims_mutants"),
+                ("--claims-previous-verdicts", "claims_previous"),
+                ("--claims-store-dir", "claims_store_dir"),
+                ("--claims-mutants", "claims_mutants"),
             )
             if config.getoption(dest)
         ]
@@ -193,6 +172,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except StoreUnusable as error:
         raise pytest.UsageError(str(error)) from None
     state = State(config, registry, store)
+    try:
+        state.export_formats = parse_formats(config.getoption("claims_export") or config.getini("claims_export"))
+    except ValueError as error:
+        raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
     _load_mutants(config, state)
     state.running.seed = seed
     previous = config.getoption("claims_previous") or runs.default_previous(config, state.report_dir)
@@ -223,6 +206,10 @@ def _register_roles(config: pytest.Config, state: State) -> None:
             (ReportWriter(state), "claims-report-files"),
             (Terminal(state), "claims-terminal"),
         ]
+        if options.strict(config):
+            roles.append((Strict(state), "claims-strict"))
+        if state.export_formats:
+            roles.append((Exporter(state, state.export_formats), "claims-export"))
         if config.pluginmanager.hasplugin("html"):
             roles.append((HtmlHooks(state), "claims-html"))
         if config.pluginmanager.hasplugin("xdist"):
@@ -347,7 +334,7 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
     named = {m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants}
     if not module:
         if state.run_mutants:
-            raise pytest.UsageError("--mutants needs the ini key claims_mutants (the module listing MUTANTS)")
+            raise pytest.UsageError("--claims-mutants needs the ini key claims_mutants (the module listing MUTANTS)")
         return
     try:
         state.mutants = catalogue(module)
@@ -367,7 +354,13 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
         raise pytest.UsageError(
             f"registry names mutants that {module} (loaded from {loaded}) does not define: {'; '.join(where)}"
         )
-    if state.run_mutants:
-        broken = stale_mutants(module, sorted(named))
-        if broken:
-            raise pytest.UsageError("mutants that no longer apply:\n  " + "\n  ".join(broken))
+    stale = {name: stale_mutants(module, [name]) for name in sorted(named)}
+    stale = {name: lines[0] for name, lines in stale.items() if lines}
+    if stale and state.run_mutants:
+        raise pytest.UsageError(
+            "mutants that no longer apply:\n  "
+            + "\n  ".join(stale.values())
+            + f"\n  remedy: update each snippet in {loaded} to the code as it now reads (or drop the mutant from "
+            "the registry)"
+        )
+    state.stale_mutants = stale  # without --claims-mutants: a problem of each claim that lists one (session)

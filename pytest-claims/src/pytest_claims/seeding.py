@@ -1,4 +1,4 @@
-"""The master seed of a run: the option `--seed` and the ini key `claims_seed`, the `claims_seed` fixture, and
+"""The master seed of a run: the option `--claims-seed` (alias `--seed`), the ini key `claims_seed`, the fixture, and
 generators keyed by a string (`seed_sequence`, `keyed_rng`: NumPy's SeedSequence from the master seed and a key).
 
 One number decides every random draw of a run, so a run is repeated by its seed and a replication set (runs under
@@ -22,14 +22,8 @@ MASTER_SEED = pytest.StashKey[int]()
 
 
 def add_options(parser: pytest.Parser, group: Any) -> None:
+    """The ini key (the option `--claims-seed`, alias `--seed`, is in pytest_claims.options)."""
     parser.addini(SEED_INI, f"master seed of the run's random draws, a non-negative integer (default {DEFAULT_SEED})")
-    group.addoption(
-        "--seed",
-        dest="seed",
-        default=None,
-        metavar="N",
-        help=f"master seed, a non-negative integer (overrides the ini key {SEED_INI}; default {DEFAULT_SEED})",
-    )
 
 
 def parse_seed(raw: Any, where: str) -> int:
@@ -50,7 +44,7 @@ def master_seed(config: pytest.Config) -> int:
         return config.stash[MASTER_SEED]
     given = config.getoption("seed", None)
     if given is not None:
-        seed = parse_seed(given, "--seed")
+        seed = parse_seed(given, "--claims-seed")
     else:
         raw = config.getini(SEED_INI)
         seed = parse_seed(raw, f"ini {SEED_INI}") if str(raw).strip() else DEFAULT_SEED

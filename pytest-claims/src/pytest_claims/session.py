@@ -147,6 +147,16 @@ class Controller:
                     for cid in cids:
                         inputs[cid].not_reached.add(test)
                         inputs[cid].interrupted_by = state.interrupted_by
+        for cid, claim in state.registry.claims.items():  # a stale mutant cannot show its statement's power
+            if cid not in state.selected:
+                continue
+            for statement in claim.statements.values():
+                for name in statement.mutants:
+                    if name in state.stale_mutants:
+                        inputs[cid].problems.append(
+                            f"mutant {name!r} of {statement.name} no longer applies ({state.stale_mutants[name]}); "
+                            "remedy: update its snippet in the catalogue to the code as it now reads"
+                        )
         for module, message in sorted(state.collection_errors.items()):
             for claim in state.registry.claims_of_module(module):
                 inputs[claim.id].problems.append(f"collection error in {module}: {message}")

@@ -42,6 +42,8 @@ class State:
         self.store = store
         self.running = RunningSession(store=store, state=self)  # what the library sees (pytest_claims.context)
         self.mutants: dict[str, Any] = {}
+        self.export_formats: list[str] = []  # the claim table's formats written beside verdicts.json (export)
+        self.stale_mutants: dict[str, str] = {}  # mutant -> why it no longer applies (checked in every run)
         self.run_mutants = bool(config.getoption("claims_mutants"))
         self.mutant_active = ""
         self.previous: dict[str, Any] | None = None

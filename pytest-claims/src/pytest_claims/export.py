@@ -1,0 +1,186 @@
+"""The claim table of a verdicts.json as CSV, Markdown or LaTeX (booktabs), for a paper or its supplement.
+
+One row per claim in the registry's order: its key, id, where the paper states it, its text, the registered
+verdict, the verdict earned, the mutants killed, and its key numbers. `pytest-claims export --format latex
+reports/verdicts.json` prints it (or writes it with `-o`); `--claims-export=latex` (ini `claims_export`) writes
+`claims.tex` (`claims.csv`, `claims.md`) beside verdicts.json at the end of every run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+FORMATS = {"csv": "claims.csv", "markdown": "claims.md", "latex": "claims.tex"}
+ALIASES = {"md": "markdown", "tex": "latex"}
+HEADER = ["Key", "Claim", "Where", "Statement", "Expected", "Verdict", "Mutants killed", "Key numbers"]
+
+
+def parse_formats(raw: str | list[str]) -> list[str]:
+    """Formats from an option ("csv,latex") or an ini list; ValueError naming an unknown one."""
+    words = raw if isinstance(raw, list) else [raw]
+    found = []
+    for word in (w.strip().lower() for part in words for w in str(part).split(",")):
+        if not word:
+            continue
+        word = ALIASES.get(word, word)
+        if word not in FORMATS:
+            raise ValueError(f"unknown export format {word!r} (one of {', '.join(FORMATS)})")
+        if word not in found:
+            found.append(word)
+    return found
+
+
+def number_text(value: Any) -> str:
+    """A number with 4 significant digits, more where 4 would show a value that is not 0 or 1 as 0 or 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or not math.isfinite(value):
+        return str(value)
+    for digits in range(4, 17):
+        text = f"{value:.{digits}g}"
+        if float(text) not in (0.0, 1.0) or value in (0.0, 1.0):
+            return text
+    return repr(value)
+
+
+def value_text(value: Any) -> str:
+    if isinstance(value, dict):  # a record: its fields
+        return ", ".join(f"{k} = {value_text(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
+    return number_text(value)
+
+
+def rows(payload: dict[str, Any]) -> list[list[str]]:
+    """The table's rows (strings), in the order verdicts.json lists the claims (the registry's)."""
+    out = []
+    for record in payload["claims"]:
+        power = record.get("power")
+        killed = f"{power['killed']}/{power['of']}" if power else ""
+        numbers = []
+        for entry in record.get("key_numbers", []):
+            values = entry.get("values") or []
+            shown = "; ".join(value_text(v["value"]) for v in values) if values else "--"
+            numbers.append(f"{entry['label']} = {shown}")
+        out.append(
+            [
+                str(record.get("key", "")),
+                str(record["id"]),
+                str(record.get("where", "")),
+                str(record.get("statement", "")),
+                str(record.get("expected", "")),
+                str(record["verdict"]),
+                killed,
+                "; ".join(numbers),
+            ]
+        )
+    return out
+
+
+def as_csv(payload: dict[str, Any]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(HEADER)
+    writer.writerows(rows(payload))
+    return buffer.getvalue()
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def as_markdown(payload: dict[str, Any]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows(payload)]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def as_latex(payload: dict[str, Any]) -> str:
+    """A `table` with a booktabs `tabular` (needs \\usepackage{booktabs}); long texts in p{} columns."""
+    spec = r"@{}l l p{0.09\linewidth} p{0.28\linewidth} l l r p{0.2\linewidth}@{}"
+    body = [" & ".join(latex_escape(cell) for cell in row) + r" \\" for row in rows(payload)]
+    suite = latex_escape(str(payload.get("suite", "Claims")))
+    seed = payload.get("seed")
+    caption = f"{suite}: verdicts of the paper's claims (master seed {latex_escape(str(seed))})"
+    return "\n".join(
+        [
+            r"\begin{table}[t]",
+            r"\centering\small",
+            rf"\caption{{{caption}}}",
+            rf"\begin{{tabular}}{{{spec}}}",
+            r"\toprule",
+            " & ".join(rf"\textbf{{{h}}}" for h in HEADER) + r" \\",
+            r"\midrule",
+            *body,
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\end{table}",
+            "",
+        ]
+    )
+
+
+RENDERERS = {"csv": as_csv, "markdown": as_markdown, "latex": as_latex}
+
+
+def render(payload: dict[str, Any], fmt: str) -> str:
+    return RENDERERS[fmt](payload)
+
+
+def write_exports(payload: dict[str, Any], directory: Path, formats: list[str]) -> list[Path]:
+    """Each format's table as its file (FORMATS) in `directory`; the paths written."""
+    written = []
+    for fmt in formats:
+        path = Path(directory) / FORMATS[fmt]
+        path.write_text(render(payload, fmt), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+class Exporter:
+    """Registered on the controller with `--claims-export` / ini `claims_export`: writes the tables after the
+    verdicts are made, and names them in the summary."""
+
+    def __init__(self, state: Any, formats: list[str]) -> None:
+        self.state = state
+        self.formats = formats
+        self.written: list[Path] = []
+        self.failed = ""
+
+    def pytest_sessionfinish(self) -> None:
+        if not self.state.payload:
+            return
+        try:
+            self.written = write_exports(self.state.payload, self.state.report_dir, self.formats)
+        except OSError as error:  # the run's verdicts stand; the export says why it is missing
+            self.failed = f"claim table export failed: {error}"
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.failed:
+            terminalreporter.write_line(self.failed)
+        if self.written:
+            terminalreporter.write_line("claim table: " + ", ".join(str(p) for p in self.written))

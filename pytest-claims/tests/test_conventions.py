@@ -1,0 +1,149 @@
+"""Conventions (issue 37 item 7): prefixed options with their short aliases, strict mode's exit status, stale mutants
+caught in every run, `pytest-claims init` writing a project that runs as registered, and the claim table's exports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_claims import cli, export
+from pytest_claims.skeleton import FILES
+from pytest_claims.strict import STRICT_EXIT_STATUS
+
+pytestmark = pytest.mark.smoke
+
+
+def skeleton(pytester: pytest.Pytester, **changes: tuple[str, str]) -> None:
+    """The `init` skeleton in the pytester directory, with (old, new) text replaced per file."""
+    for name, text in FILES.items():
+        old, new = changes.get(name.replace(".", "_"), ("", ""))
+        if old:
+            assert old in text, (name, old)
+            text = text.replace(old, new)
+        (pytester.path / name).write_text(text, encoding="utf-8")
+    pytester.syspathinsert()
+
+
+def verdicts(pytester: pytest.Pytester) -> dict:
+    return json.loads((pytester.path / "reports" / "verdicts.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("option", ["--claims-seed", "--seed"])
+def test_the_prefixed_seed_option_and_its_alias_set_the_master_seed(pytester, option):
+    skeleton(pytester)
+    result = pytester.runpytest(option, "7", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    assert verdicts(pytester)["seed"] == 7
+
+
+def test_a_short_alias_another_plugin_has_taken_is_left_out_and_the_prefixed_name_works(pytester):
+    skeleton(pytester)
+    pytester.makepyfile(
+        other_plugin="def pytest_addoption(parser):\n    parser.addoption('--seed', dest='other_seed', default='x')\n"
+    )
+    result = pytester.runpytest("-p", "other_plugin", "--claims-seed", "5", "--seed", "mine", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert verdicts(pytester)["seed"] == 5
+
+
+def test_strict_mode_exits_with_its_own_status_on_a_verdict_other_than_the_registered_one(pytester):
+    skeleton(pytester, registry_toml=('expected = "verified"', 'expected = "falsified"'))
+    assert pytester.runpytest("-p", "no:randomly").ret == 0  # not strict: marked, exit 0
+    result = pytester.runpytest("-p", "no:randomly", "--claims-strict")
+    assert result.ret == STRICT_EXIT_STATUS
+    result.stdout.fnmatch_lines(["*strict: 1 claim(s) not as registered*", "*D1  verified (registered: falsified)*"])
+
+
+def test_strict_mode_from_the_ini_key_and_quiet_when_every_verdict_is_registered(pytester):
+    skeleton(pytester, pytest_ini=("claims_seed = 1", "claims_seed = 1\nclaims_strict = true"))
+    result = pytester.runpytest("-p", "no:randomly")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*strict: every selected claim reads as registered*"])
+    (pytester.path / "kernel.py").write_text("def triangle(n):\n    return n * (n + 1) // 2 + (n == 7)\n")
+    assert pytester.runpytest("-p", "no:randomly").ret == 1  # broken stays 1: the stronger failure keeps its status
+
+
+def test_strict_mode_counts_an_inconclusive_verdict_and_ignores_claims_not_selected(pytester):
+    inconclusive = "    statement_inconclusive('too few n')\n    statement_holds(not wrong,"
+    skeleton(pytester, test_triangle_py=("    statement_holds(not wrong,", inconclusive))
+    text = (pytester.path / "test_triangle.py").read_text()
+    text = text.replace("import statement_holds", "import statement_holds, statement_inconclusive")
+    (pytester.path / "test_triangle.py").write_text(text)
+    result = pytester.runpytest("-p", "no:randomly", "--claims-strict")
+    assert result.ret == STRICT_EXIT_STATUS
+    result.stdout.fnmatch_lines(["*D1  inconclusive (registered: verified)*"])
+    assert pytester.runpytest("-p", "no:randomly", "--claims-strict", "-k", "as_printed").ret == 0  # D1 not selected
+
+
+def test_a_stale_mutant_breaks_its_claim_in_a_run_without_mutants_and_says_the_remedy(pytester):
+    skeleton(pytester, kernel_py=("n * (n + 1) // 2", "(n * n + n) // 2"))
+    result = pytester.runpytest("-p", "no:randomly")
+    assert result.ret == 1
+    claim = verdicts(pytester)["claims"][0]
+    assert claim["verdict"] == "broken"
+    assert "mutant 'off-by-one' of formula no longer applies" in claim["reason"]
+    assert "update its snippet in the catalogue" in claim["reason"]
+    assert verdicts(pytester)["claims"][1]["verdict"] == "falsified"  # D2 lists no mutant
+    result = pytester.runpytest("-p", "no:randomly", "--claims-mutants")
+    assert result.ret == 4  # under --claims-mutants the run stops before any test, as before
+    result.stderr.fnmatch_lines(["*mutants that no longer apply*", "*remedy: update each snippet*"])
+
+
+def test_init_writes_a_project_whose_verdicts_and_mutants_are_as_registered(tmp_path):
+    where = tmp_path / "paper"
+    assert cli.main(["init", str(where)]) == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CLAIMS_"))}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "--claims-strict", "--claims-mutants"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    payload = json.loads((where / "reports" / "verdicts.json").read_text())
+    assert [(c["key"], c["verdict"], c["expected"]) for c in payload["claims"]] == [
+        ("D1", "verified", "verified"),
+        ("D2", "falsified", "falsified"),
+    ]
+    assert payload["claims"][0]["power"]["killed"] == payload["claims"][0]["power"]["of"] == 2
+    assert cli.main(["init", str(where)]) == 2  # never overwrites without --force
+    assert cli.main(["init", str(where), "--force"]) == 0
+
+
+def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(pytester, capsys):
+    skeleton(pytester)
+    assert pytester.runpytest("-p", "no:randomly", "--claims-export=latex,csv,md").ret == 0
+    reports = pytester.path / "reports"
+    assert {p.name for p in reports.glob("claims.*")} == {"claims.tex", "claims.csv", "claims.md"}
+    path = str(reports / "verdicts.json")
+    capsys.readouterr()
+    for fmt in ("csv", "markdown", "latex"):
+        assert cli.main(["export", "--format", fmt, path]) == 0
+        printed = capsys.readouterr().out
+        assert printed == (reports / export.FORMATS[fmt]).read_text()
+    latex = (reports / "claims.tex").read_text()
+    assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
+    d1 = [line for line in latex.splitlines() if line.startswith("D1 &")][0]
+    assert "demo/triangle" in d1 and "formula: checked = 50" in d1 and "wrong" not in d1  # the registry's only
+    assert "(as printed) 1 + 2 + ... + n = n\\textasciicircum{}2." in latex  # escaped, not a math superscript
+    rows = (reports / "claims.csv").read_text().splitlines()
+    assert [r.split(",")[0] for r in rows] == ["Key", "D1", "D2"]  # registry order
+    assert cli.main(["export", "--format", "pdf", path]) == 2
+    (pytester.path / "bad.json").write_text('{"claims": [{"id": 3}]}')
+    assert cli.main(["export", "--format", "csv", str(pytester.path / "bad.json")]) == 2
+    assert "claims[0].id is missing or not a string" in capsys.readouterr().err
+    assert pytester.runpytest("-p", "no:randomly", "--claims-export=pdf").ret == 4
+
+
+def test_numbers_keep_the_digits_that_tell_them_from_0_and_1():
+    assert export.number_text(0.999999) == "0.999999"
+    assert export.number_text(1e-9) == "1e-09"
+    assert export.number_text(0.123456) == "0.1235"
+    assert export.number_text(1.0) == "1"
