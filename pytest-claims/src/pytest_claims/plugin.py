@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, options, runs, seeding, worker
+from pytest_claims import context, options, runs, seeding, threads, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.export import Exporter, parse_formats
@@ -104,6 +104,19 @@ def _store_for(config: pytest.Config) -> ResultStore:
     if cache is not None:
         return ResultStore(Path(cache.mkdir("claims-store")))
     return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """An xdist worker takes its share of the cores before the project's conftests import NumPy or torch."""
+    workers = threads.in_worker()
+    if workers and early_config.getini("claims_registry") and threads.enabled(early_config):
+        threads.limit_this_worker(workers)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    line = threads.header_line(config) if config.getini("claims_registry") and not is_worker(config) else None
+    return [line] if line else None
 
 
 @pytest.hookimpl(tryfirst=True)

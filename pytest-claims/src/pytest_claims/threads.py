@@ -1,0 +1,103 @@
+"""Each pytest-xdist worker's BLAS, OpenMP and torch threads set to its share of the cores (on by default).
+
+N workers whose NumPy (OpenBLAS, MKL) or torch each start a pool as large as the machine oversubscribe it: a
+NumPy-heavy project ran slower with `-n 2` than serially (issue 37). Each worker therefore sets, before the
+project's conftests are imported, the thread-count variables the libraries read when they load
+(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, ...) to cores // workers; for a library already loaded
+(a plugin imported NumPy first) threadpoolctl limits its pools where threadpoolctl is installed, and torch, if
+imported, gets torch.set_num_threads. The plugin imports neither NumPy nor torch. A variable the user set is left
+alone (the user chose). Off with `--claims-no-thread-limit` or the ini key `claims_thread_limit = false`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+CHOSEN_VARIABLE = "PYTEST_CLAIMS_WORKER_THREADS"  # set in each worker to what it applied (tests and tools read it)
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity, where the platform says), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def share(workers: int, available: int | None = None) -> int:
+    return max(1, (available if available is not None else cores()) // max(1, workers))
+
+
+def enabled(config: Any) -> bool:
+    """Whether the thread limit is on (early: options are read from the known arguments, ini from the file)."""
+    namespace = getattr(config, "known_args_namespace", None) or config.option
+    if getattr(namespace, "claims_no_thread_limit", False):
+        return False
+    try:
+        return bool(config.getini("claims_thread_limit"))
+    except (ValueError, KeyError):
+        return True
+
+
+def user_set() -> list[str]:
+    return [name for name in VARIABLES if name in os.environ]
+
+
+def limit_this_worker(workers: int) -> dict[str, Any]:
+    """Set this worker's thread pools to its share; return what was done (for the header and the tests)."""
+    threads = share(workers)
+    found: dict[str, Any] = {"threads": threads, "workers": workers, "cores": cores(), "how": []}
+    if user_set():
+        found["how"].append("left as set: " + ", ".join(f"{n}={os.environ[n]}" for n in user_set()))
+        return found
+    for name in VARIABLES:
+        os.environ[name] = str(threads)
+    found["how"].append("environment")
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        pass
+    else:
+        threadpool_limits(limits=threads)  # the pools of libraries already loaded; later ones read the variables
+        found["how"].append("threadpoolctl")
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "set_num_threads"):
+        torch.set_num_threads(threads)
+        found["how"].append("torch.set_num_threads")
+    os.environ[CHOSEN_VARIABLE] = str(threads)
+    return found
+
+
+def in_worker() -> int:
+    """The xdist worker count if this process is an xdist worker (set before its config is made), else 0."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return 0
+    try:
+        return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    except ValueError:
+        return 0
+
+
+def header_line(config: Any) -> str | None:
+    """The controller's one line saying what each worker gets (None when not distributing or turned off)."""
+    workers = getattr(config.option, "numprocesses", None)
+    if not isinstance(workers, int) or workers < 1 or getattr(config.option, "dist", "no") == "no":
+        return None
+    if not enabled(config):
+        return "claims: worker threads left as they are (--claims-no-thread-limit / claims_thread_limit = false)"
+    if user_set():
+        return f"claims: worker threads left as set in the environment ({', '.join(user_set())})"
+    return (
+        f"claims: each of {workers} xdist workers limits BLAS/OpenMP/torch to {share(workers)} thread(s) "
+        f"({cores()} cores; turn off with --claims-no-thread-limit or ini claims_thread_limit = false)"
+    )

@@ -1,0 +1,89 @@
+"""Each xdist worker's BLAS/OpenMP/torch threads: its share of the cores by default, reaching the worker's pools
+whether NumPy and torch load after the plugin (the environment) or before it (threadpoolctl, torch.set_num_threads),
+printed once, and off on request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_claims import threads
+from pytest_claims.skeleton import FILES
+
+pytestmark = pytest.mark.smoke
+
+PROBE = """
+import json, os, sys
+
+import pytest
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("n", range(4))
+def test_probe(n):
+    import numpy
+    from threadpoolctl import threadpool_info
+
+    seen = {"blas": sorted({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})}
+    if "torch" in sys.modules:
+        seen["torch"] = sys.modules["torch"].get_num_threads()
+    with open(f"seen-{os.environ.get('PYTEST_XDIST_WORKER', 'serial')}.json", "w") as out:
+        json.dump(seen, out)
+"""
+
+
+def project(pytester: pytest.Pytester) -> None:
+    for name, text in FILES.items():
+        (pytester.path / name).write_text(text, encoding="utf-8")
+    pytester.makepyfile(test_probe=PROBE, early_imports="import numpy\nimport torch\n")
+
+
+def seen(pytester: pytest.Pytester) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(pytester.path.glob("seen-gw*.json"))]
+
+
+@pytest.fixture
+def clean_environment(monkeypatch):
+    for name in (*threads.VARIABLES, threads.CHOSEN_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_share_is_cores_over_workers_and_at_least_one():
+    assert threads.share(2, available=8) == 4 and threads.share(3, available=8) == 2 and threads.share(4, 2) == 1
+
+
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: every share is 1, limited or not")
+@pytest.mark.parametrize("early", [False, True], ids=["numpy-after-the-plugin", "numpy-and-torch-before"])
+def test_each_worker_gets_its_share_of_the_cores(pytester, clean_environment, early):
+    project(pytester)
+    pytester.syspathinsert()
+    extra = ["-p", "early_imports"] if early else []
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", *extra)
+    assert result.ret == 0, result.stdout.str()
+    share = threads.share(2)
+    result.stdout.fnmatch_lines([f"claims: each of 2 xdist workers limits BLAS/OpenMP/torch to {share} thread(s)*"])
+    found = seen(pytester)
+    assert len(found) == 2, found  # both workers ran a probe
+    for worker in found:
+        assert worker["blas"] == [share], found
+        if early:
+            assert worker["torch"] == share, found
+
+
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: every share is 1, limited or not")
+@pytest.mark.parametrize("off", [["--claims-no-thread-limit"], ["-o", "claims_thread_limit=false"]])
+def test_the_limit_can_be_turned_off(pytester, clean_environment, off):
+    project(pytester)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", *off)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["claims: worker threads left as they are*"])
+    assert all(max(worker["blas"]) > threads.share(2) for worker in seen(pytester)), seen(pytester)
+
+
+def test_a_thread_count_the_user_set_is_left_alone(pytester, clean_environment, monkeypatch):
+    project(pytester)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["claims: worker threads left as set in the environment (OPENBLAS_NUM_THREADS)"])
