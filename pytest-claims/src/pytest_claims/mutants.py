@@ -170,8 +170,17 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def shortened(text: str, limit: int = 1000) -> str:
+    """At most `limit` characters, cut at a space (never mid-word, so a reproduce command stays whole up to
+    there), with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip() + " …"
+
+
 def _first_line(text: str) -> str:
-    return next(iter(_lines(text)), "")[:200]
+    return shortened(next(iter(_lines(text)), ""))
 
 
 def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
@@ -205,7 +214,7 @@ def classify(name: str, reports: list[pytest.TestReport]) -> MutantResult:
             text = lines[0] if lines else ""
             if text.startswith("Not equal to tolerance") and len(lines) > 1:  # numpy's: its err_msg comes second
                 text = f"{lines[1]} ({text})"
-            text = text[:200]
+            text = shortened(text)
             if text in ("", "AssertionError") or text.startswith("assert "):  # a bare assert: say so
                 text = f"(no message) {text}".strip()
             return MutantResult(name, True, FAILED, f"{where}: {text}" if where else text, KILL_GUARD)
@@ -309,7 +318,8 @@ class MutantRunner:
         for item in items:
             if STATEMENT in item.stash and not isinstance(item, MutantItem):
                 found = []
-                for name in item.stash[STATEMENT][1].mutants:
+                only = config.getoption("claims_only_mutant", None)  # --claims-mutant NAME (a reproduce line's)
+                for name in [m for m in item.stash[STATEMENT][1].mutants if not only or m in only]:
                     mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
                     mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
                     found.append(mutant)

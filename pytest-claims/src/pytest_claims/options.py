@@ -36,6 +36,17 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
         ),
     ),
     (
+        "--claims-mutant",
+        "",
+        "claims_only_mutant",
+        dict(
+            action="append",
+            default=None,
+            metavar="NAME",
+            help="with --claims-mutants: only this mutant (repeat for several; the reproduce line of a mutant run)",
+        ),
+    ),
+    (
         "--claims-store-dir",
         "--store-dir",
         "claims_store_dir",

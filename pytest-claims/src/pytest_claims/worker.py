@@ -7,6 +7,7 @@ pytest-xdist); a test without a claim marker travels as a reference outcome.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from pytest_claims import report as html_report
 from pytest_claims.context import RunningTest
 from pytest_claims.evidence import Evidence
+from pytest_claims.seeding import master_seed
 from pytest_claims.outcomes import (
     ERROR,
     FAILED,
@@ -69,8 +71,19 @@ def false_alarm_of(item: pytest.Item) -> float:
 
 
 def reproduce_command(item: pytest.Item) -> str:
-    args = item.config.hook.pytest_claims_reproduce_args(config=item.config) or []
-    return " ".join(["pytest", item.nodeid, "-p", "no:randomly", *args])
+    """The command that reruns this test as it ran: its node id, the master seed, the tier expression (-m), the
+    mutant it ran under, and what the project's pytest_claims_reproduce_args adds (its scale options)."""
+    config = item.config
+    project = [str(a) for a in config.hook.pytest_claims_reproduce_args(config=config) or []]
+    args = ["-p", "no:randomly"]
+    if not {"--seed", "--claims-seed"} & {a.partition("=")[0] for a in project}:
+        args += ["--claims-seed", str(master_seed(config))]
+    if getattr(config.option, "markexpr", ""):
+        args += ["-m", config.option.markexpr]
+    state = state_of(config)
+    if state is not None and state.mutant_active:
+        args += ["--claims-mutants", f"--claims-mutant={state.mutant_active}"]
+    return shlex.join(["pytest", item.nodeid, *args, *project])
 
 
 @pytest.hookimpl(tryfirst=True)
