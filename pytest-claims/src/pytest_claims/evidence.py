@@ -89,6 +89,27 @@ class Evidence:
         self.record(**values)
         self.headline_names.extend(k for k in values if k not in self.headline_names)
 
+    def example(self, score: Any = None, *, worst: str = "max", **inputs: Any) -> None:
+        """One example of a property (a hypothesis `@given` test calls it once per example): counts them
+        (`examples`), keeps the worst `score` (`worst="max"`: the largest; `"min"`: the smallest) with its inputs
+        (`worst_case`), and the last example's inputs (`last_example`; on a failure the plugin names it
+        `shrunk_example`: hypothesis replays the shrunk example last)."""
+        if worst not in ("max", "min"):
+            raise ValueError(f"evidence.example(worst=...) is 'max' or 'min', not {worst!r}")
+        self.values["examples"] = int(self.values.get("examples", 0)) + 1
+        shown = plain(inputs)
+        self.values["last_example"] = shown
+        if score is None:
+            return
+        value = plain(score)
+        best = self.values.get("worst_case")
+        if (
+            best is None
+            or not isinstance(best.get("score"), (int, float))
+            or (value > best["score"] if worst == "max" else value < best["score"])
+        ):
+            self.values["worst_case"] = {"score": value, "example": shown, "worst": worst}
+
     def figure(self, title: str, fig: Any) -> None:
         """Save a matplotlib figure as PNG (deterministic metadata) beside the report."""
         import matplotlib.pyplot as plt

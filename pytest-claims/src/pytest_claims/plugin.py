@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, options, runs, seeding, threads, worker
+from pytest_claims import context, options, properties, runs, seeding, threads, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.export import Exporter, parse_formats
@@ -124,10 +124,12 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """A bad --html path or master seed in one line, before pytest-html's own configure (which would fail with a
     traceback on a bad path) and before any project's configure reads `config.getoption("seed")`."""
     try:
-        seeding.master_seed(config)
+        seed = seeding.master_seed(config)
     except pytest.UsageError as error:
         sys.stderr.write(f"ERROR: {error}\n")
         return pytest.ExitCode.USAGE_ERROR
+    if config.getini("claims_registry"):
+        properties.seed_hypothesis(config, seed)  # before hypothesis's pytest_configure reads --hypothesis-seed
     html = getattr(config.option, "htmlpath", None)
     if html and config.getini("claims_registry") and not is_worker(config):
         try:
@@ -210,7 +212,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _register_roles(config: pytest.Config, state: State) -> None:
-    roles: list[tuple[Any, str]] = [(WorkUnitsFirst(), "claims-work-units"), (Collection(state), "claims-collection")]
+    roles: list[tuple[Any, str]] = [
+        (WorkUnitsFirst(), "claims-work-units"),
+        (Collection(state), "claims-collection"),
+        (properties.Properties(), "claims-properties"),
+    ]
     if state.run_mutants:
         roles.append((MutantRunner(state), "claims-mutants"))
     if not is_worker(config):
