@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from pytest_claims import report as html_report
-from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS
+from pytest_claims.mutants import verbose_word
+from pytest_claims.outcomes import INCONCLUSIVE, NEUTRAL_COLOUR, OUTCOME_COLOURS
 from pytest_claims.report import badge, esc
 from pytest_claims.session import tier_of
-from pytest_claims.state import REFERENCE_PROPERTY, RUN_PROPERTY, State
+from pytest_claims.state import MUTANT_PROPERTY, REFERENCE_PROPERTY, RUN_PROPERTY, State
 
 
 class HtmlHooks:
@@ -44,7 +45,14 @@ class HtmlHooks:
         if len(cells) > 1:
             cells[1] = test_id_cell(cells[1], report)
         props = dict(getattr(report, "user_properties", None) or [])  # collect reports carry none
+        mutant = props.get(MUTANT_PROPERTY)
+        if mutant is not None and cells:  # pytest-html would read "Passed" (the item passes whatever the end)
+            cells[0] = result_cell(cells[0], mutant_result_word(mutant, report))
+            cells[2:2] = mutant_row_cells(mutant)
+            return
         run = props.get(RUN_PROPERTY)
+        if run is not None and run.get("outcome") == INCONCLUSIVE and cells:  # not "Skipped"
+            cells[0] = result_cell(cells[0], "Inconclusive")
         if run is None:
             reference = REFERENCE_PROPERTY in props
             cells[2:2] = claim_row_cells(None, props.get(REFERENCE_PROPERTY, ""), reference)
@@ -55,7 +63,11 @@ class HtmlHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_html(self, report: Any, data: list) -> None:
         props = dict(getattr(report, "user_properties", None) or [])
+        if props.get(MUTANT_PROPERTY) is not None:
+            mutant_log(props[MUTANT_PROPERTY], data)
+            return
         refutation_log(props.get(RUN_PROPERTY), getattr(report, "longreprtext", ""), data)
+        inconclusive_log(props.get(RUN_PROPERTY), data)
 
 
 def test_id_cell(cell: str, report: Any) -> str:
@@ -101,3 +113,48 @@ def refutation_log(run: dict[str, Any] | None, longrepr: str, log: list[str]) ->
     traceback = html.escape(longrepr) + "\n"
     if log and log[0] == traceback:
         log[0] = html.escape(f"refuted: {run['reason']}") + "\n"
+
+
+def result_cell(cell: str, shown: str) -> str:
+    """pytest-html's result cell showing `shown` (by the stylesheet's data-claims-result rule) while its text stays
+    pytest-html's category (Passed, Skipped), which its filters and counts read from the cell."""
+    return cell.replace('<td class="col-result">', f'<td class="col-result" data-claims-result="{esc(shown)}">', 1)
+
+
+def mutant_result_word(found: dict[str, Any], report: Any) -> str:
+    """The result column of a mutant item: how the mutant run ended, not pytest's "Passed"."""
+    if getattr(report, "skipped", False):
+        return "Mutant not tried"
+    if found["killed"]:
+        return "Mutant killed"
+    return "Mutant end expected" if found["expected"] else "Mutant not killed"
+
+
+def mutant_row_cells(found: dict[str, Any]) -> list[str]:
+    """A mutant item's claim cells: which statement's mutant run it is, and how it ended (KILLED (refuted), ...)."""
+    colour = OUTCOME_COLOURS["held"] if found["killed"] else OUTCOME_COLOURS["failed"]
+    if found["expected"] and not found["killed"]:
+        colour = NEUTRAL_COLOUR
+    return [
+        f'<td class="col-claim">{esc(found["claim"])} / {esc(found["statement"])}<br>'
+        f"<small>mutant run: {esc(found['mutant'])}</small></td>",
+        f'<td class="col-statement_outcome">{badge("mutant " + verbose_word(found), colour)}</td>',
+    ]
+
+
+def mutant_log(found: dict[str, Any], log: list[str]) -> None:
+    """A mutant item's log: the statement test it reran, the mutant, how it ended and why (in full)."""
+    log[:] = [
+        html.escape(
+            f"mutant run of {found['test']} under mutant {found['mutant']!r}: {verbose_word(found)}\n{found['detail']}"
+        )
+        + "\n"
+    ]
+
+
+def inconclusive_log(run: dict[str, Any] | None, log: list[str]) -> None:
+    """An inconclusive statement's log is its message (pytest's skip tuple would show as a raw Python tuple)."""
+    if run is None or run.get("outcome") != INCONCLUSIVE:
+        return
+    kept = [entry for entry in log if entry.startswith(" ") or entry.startswith("-")]  # captured output sections
+    log[:] = [html.escape(f"inconclusive: {run.get('reason', '')}") + "\n", *kept]

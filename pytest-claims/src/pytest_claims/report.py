@@ -373,13 +373,10 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
             )
             + "</p>"
         )
-    order = {v: i for i, v in enumerate(VERDICTS)}
     parts.append(filters_html(payload))
     parts.append(false_alarm_html(payload.get("false_alarm")))
     for paper, meta in payload["papers"].items():
-        records = sorted(
-            (r for r in payload["claims"] if r["paper"] == paper), key=lambda r: (order[r["verdict"]], r["key"])
-        )
+        records = [r for r in payload["claims"] if r["paper"] == paper]  # the registry's (the paper's) order
         if not records:
             continue
         parts.append(f'<section data-paper="{esc(paper)}">')

@@ -24,6 +24,8 @@ STYLE = """
 .claims-verdicts table.claims td{overflow-wrap:anywhere}
 .claims-verdicts pre.json{font-size:11px;max-height:400px;overflow:auto;background:#f6f8fa;padding:4px}
 .claims-verdicts pre.json{white-space:pre-wrap;overflow-wrap:anywhere}
+td.col-result[data-claims-result]{font-size:0}
+td.col-result[data-claims-result]::after{content:attr(data-claims-result);font-size:13px}
 </style>
 """
 
