@@ -147,3 +147,22 @@ def test_numbers_keep_the_digits_that_tell_them_from_0_and_1():
     assert export.number_text(1e-9) == "1e-09"
     assert export.number_text(0.123456) == "0.1235"
     assert export.number_text(1.0) == "1"
+
+
+def test_a_surviving_mutant_names_the_remedy(pytester):
+    skeleton(pytester, my_mutants_py=('"n + 1", "n + 2"', '"n + 1", "1 + n"'))  # the same function: it survives
+    result = pytester.runpytest("-p", "no:randomly", "--claims-mutants")
+    assert result.ret == 1
+    reason = verdicts(pytester)["claims"][0]["reason"]
+    assert "mutants survived" in reason and "remedy: sharpen the test" in reason and "add a guard" in reason
+
+
+def test_a_refuted_statement_without_its_false_alarm_is_told_what_the_number_means_for_it(pytester):
+    test = FILES["test_triangle.py"].replace(
+        "    evidence.headline(triangle_3=kernel.triangle(3))",
+        "    from pytest_claims import registered_false_alarm\n    registered_false_alarm()",
+    )
+    skeleton(pytester)
+    (pytester.path / "test_triangle.py").write_text(test)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.stdout.fnmatch_lines(["*states no false_alarm*ends not refuted although it is false as registered*"])

@@ -190,11 +190,17 @@ def power_failures(strength: dict[str, Any] | None) -> str:
     parts = []
     if strength["survivors"]:
         survivors = ", ".join(strength["survivors"])
-        parts.append(f"mutants survived (the statement cannot tell them from the kernel): {survivors}")
+        parts.append(
+            f"mutants survived (the statement cannot tell them from the kernel): {survivors} "
+            "(remedy: sharpen the test so the mutant changes what it checks, or add a guard: an assertion against "
+            "a reference value)"
+        )
     if strength.get("unexplained"):
         parts.append(
             "mutants not killed, only errored or undecided, with no reason in the registry's mutants_expected_end: "
             + ", ".join(strength["unexplained"])
+            + " (remedy: sharpen the test or add a guard so the mutant is caught; if that end is right, say why in "
+            "the statement's mutants_expected_end)"
         )
     return "; ".join(parts)
 
@@ -213,7 +219,10 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
         names = ", ".join(
             sorted({f"{r.statement} ({r.outcome}{': ' + r.test if r.outcome == CRASHED else ''})" for r in broken})
         )
-        return "broken", f"outcome contradicts the registry: {names}"
+        return "broken", (
+            f"outcome contradicts the registry: {names} (remedy: read the test's message; fix the code or the test, "
+            "or, if the paper's statement is what the run shows wrong, change the statement's expected)"
+        )
     failures = power_failures(power(claim, runs))
     if failures:
         return "broken", failures

@@ -64,7 +64,14 @@ def false_alarm_of(item: pytest.Item) -> float:
     if tier not in statement.false_alarm:
         pytest.fail(  # one line, no traceback: the fix is in the registry, not in the test
             f"registry: {claim.id}:{statement.name} decides by a confidence level but states no false_alarm "
-            f"for tier {tier!r} (add false_alarm, with its false_alarm_basis, to the statement's record)",
+            f"for tier {tier!r} (add false_alarm, with its false_alarm_basis, to the statement's record: the "
+            "probability its tests end against the registry although the registry is right, "
+            + (
+                "here that it ends refuted although it holds"
+                if statement.expected == "holds"
+                else "here that it ends not refuted although it is false as registered"
+            )
+            + "; see docs/false-alarms.md)",
             pytrace=False,
         )
     return statement.false_alarm[tier]
