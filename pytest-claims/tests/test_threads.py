@@ -5,6 +5,7 @@ printed once, and off on request."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -87,3 +88,16 @@ def test_a_thread_count_the_user_set_is_left_alone(pytester, clean_environment, 
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["claims: worker threads left as set in the environment (OPENBLAS_NUM_THREADS)"])
+
+
+def test_only_a_worker_of_a_marked_controller_counts_as_a_worker(monkeypatch):
+    """xdist's PYTEST_XDIST_WORKER is inherited by any process a worker starts (a pytest run inside a test): without
+    the controller's mark naming this process's parent, such a run must not limit itself as a worker would."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    monkeypatch.delenv(threads.CONTROLLER_VARIABLE, raising=False)
+    assert threads.in_worker() == 0
+    monkeypatch.setenv(threads.CONTROLLER_VARIABLE, str(os.getpid()))  # this process, not its parent
+    assert threads.in_worker() == 0
+    monkeypatch.setenv(threads.CONTROLLER_VARIABLE, str(os.getppid()))
+    assert threads.in_worker() == 2

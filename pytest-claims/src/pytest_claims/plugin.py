@@ -202,6 +202,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
+        if getattr(config.option, "numprocesses", None):  # before xdist starts the workers (pytest_sessionstart)
+            config.stash[CONTROLLER_MARK] = threads.mark_controller()
     config.stash[STATE] = state
     config.stash[SESSION_TOKEN] = context.enter_session(state.running)
     _catch_sigterm(state)
@@ -239,6 +241,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
 
 
 REPORT_LOCK = pytest.StashKey[ReportDirectoryLock]()
+CONTROLLER_MARK = pytest.StashKey[Any]()  # the controller's mark for its workers (threads), and the value it replaced
 
 
 def _lock_report_directory(config: pytest.Config, state: State) -> None:
@@ -321,6 +324,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             signal.signal(signal.SIGTERM, config.stash[_SIGTERM_BEFORE])
         except (ValueError, OSError, TypeError):
             pass
+    if CONTROLLER_MARK in config.stash:
+        threads.unmark_controller(config.stash[CONTROLLER_MARK])
+        del config.stash[CONTROLLER_MARK]
     if REPORT_LOCK in config.stash:
         config.stash[REPORT_LOCK].release()
         del config.stash[REPORT_LOCK]

@@ -78,9 +78,29 @@ def limit_this_worker(workers: int) -> dict[str, Any]:
     return found
 
 
+CONTROLLER_VARIABLE = "PYTEST_CLAIMS_CONTROLLER_PID"  # set by an active controller before xdist starts its workers
+
+
+def mark_controller() -> str | None:
+    """Name this process as the controller its xdist workers inherit (returns the value it replaced)."""
+    before = os.environ.get(CONTROLLER_VARIABLE)
+    os.environ[CONTROLLER_VARIABLE] = str(os.getpid())
+    return before
+
+
+def unmark_controller(before: str | None) -> None:
+    if before is None:
+        os.environ.pop(CONTROLLER_VARIABLE, None)
+    else:
+        os.environ[CONTROLLER_VARIABLE] = before
+
+
 def in_worker() -> int:
-    """The xdist worker count if this process is an xdist worker (set before its config is made), else 0."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
+    """The xdist worker count if this process is a worker of an active pytest-claims controller, else 0. Early (before
+    xdist sets config.workerinput) only the environment tells: xdist's PYTEST_XDIST_WORKER alone is inherited by any
+    process a worker starts (a pytest run inside a test), so the parent must also be the controller that marked
+    itself (mark_controller)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ or os.environ.get(CONTROLLER_VARIABLE) != str(os.getppid()):
         return 0
     try:
         return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
