@@ -1,20 +1,16 @@
-"""The master seed, the chance of an inconclusive end, saved runs and pytest-claims-compare, and the README's files
-and commands run as pasted (each on a throwaway project)."""
+"""The master seed, the chance of an inconclusive end, saved runs and pytest-claims-compare (each on a throwaway
+project). The README's and the documentation's files and commands run as pasted in test_docs.py."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-import re
-import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy  # noqa: F401  (imported before pytester's in-process runs, which cannot load NumPy a second time)
 import pytest
-
 from pytest_claims import decide_rate
 from pytest_claims.decide import INCONCLUSIVE_CHANCE_MAX_TRIALS, inconclusive_chance
 from pytest_claims.merge import main as merge_main
@@ -23,72 +19,6 @@ from pytest_claims.runs import main as compare_main
 from pytest_claims.runs import save_run, saved_runs
 
 pytestmark = pytest.mark.smoke
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\w*)\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
-MARK = re.compile(r"<!-- (file: (?P<file>[\w./-]+)|(?P<commands>commands)) -->\s*$")
-
-# ------------------------------------------------------------------------------------------------
-# The README, as pasted
-
-
-def readme_blocks() -> list[tuple[str, str]]:
-    """Each fenced block of the README as (its mark: a file name or "commands", its text without the indent); the
-    mark is the HTML comment on the line before the fence."""
-    text = README.read_text(encoding="utf-8")
-    blocks = []
-    for match in FENCE.finditer(text):
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        mark = MARK.search(before)
-        indent = len(match["indent"])
-        body = "".join(line[indent:] for line in match["body"].splitlines(keepends=True))
-        blocks.append((mark and (mark["file"] or "commands") or "", body))
-    return blocks
-
-
-def test_every_fenced_block_of_the_readme_is_a_file_or_commands_the_readme_test_runs():
-    blocks = readme_blocks()
-    assert len(blocks) >= 8, blocks
-    unmarked = [body.splitlines()[0] for mark, body in blocks if not mark]
-    assert not unmarked, f"README blocks with no <!-- file: NAME --> or <!-- commands --> mark: {unmarked}"
-
-
-def _command(line: str) -> tuple[list[str], str]:
-    """A README command line as argv for this interpreter, and the text its comment says it prints."""
-    command, _, says = line.partition("#")
-    words = shlex.split(command)
-    modules = {"pytest": ["-m", "pytest"], "pytest-claims-compare": ["-m", "pytest_claims.runs"]}
-    return [sys.executable, *modules[words[0]], *words[1:]], " ".join(says.split())
-
-
-def test_the_readme_project_runs_as_pasted(tmp_path):
-    """The quickstart's files, the seed example and the hooks, written as the README shows them; then its commands,
-    each ending 0 and printing what its comment says."""
-    files: dict[str, str] = {}
-    commands: list[str] = []
-    for mark, body in readme_blocks():
-        if mark == "commands":
-            commands += [line for line in body.splitlines() if line.strip()]
-        else:
-            files[mark] = files.get(mark, "") + body
-    assert {"pytest.ini", "registry.toml", "kernel.py", "my_mutants.py", "conftest.py", "test_seeded.py"} <= set(files)
-    for name, text in files.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CLAIMS_"))}
-    assert len(commands) >= 4, commands
-    for line in commands:
-        argv, says = _command(line)
-        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        printed = " ".join((done.stdout + done.stderr).split())
-        assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
-        assert says in printed, f"{line}: README says it prints {says!r}\n{done.stdout}"
-    final = json.loads((tmp_path / "reports" / "verdicts.json").read_text())
-    assert final["seed"] == 2 and final["environment"]["master_seed"] == 2
-    assert next(c for c in final["claims"] if c["id"] == "demo/triangle")["verdict"] == "falsified"
-    assert {r["test"]: r["outcome"] for r in final["reference_tests"]}[
-        "test_seeded.py::test_a_draw_depends_on_its_key_and_the_master_seed"
-    ] == "held"
-
 
 # ------------------------------------------------------------------------------------------------
 # The master seed
@@ -180,8 +110,9 @@ def test_the_master_seed_is_the_same_on_xdist_workers(pytester):
 @pytest.mark.parametrize(
     ("args", "ini", "message"),
     [
-        (["--seed", "-3"], "", "--claims-seed must be a non-negative integer, got -3"),
-        (["--seed=abc"], "", "--claims-seed must be a non-negative integer, got 'abc'"),
+        (["--seed", "-3"], "", "--seed must be a non-negative integer, got -3"),  # named as typed
+        (["--seed=abc"], "", "--seed must be a non-negative integer, got 'abc'"),
+        (["--claims-seed", "-3"], "", "--claims-seed must be a non-negative integer, got -3"),
         ([], "claims_seed = 1.5", "ini claims_seed must be a non-negative integer, got '1.5'"),
     ],
 )

@@ -4,7 +4,8 @@ A registry of claims and their statements (TOML), one test per statement, statem
 claim verdicts, evidence on the test reports, a keyed resumable result store, mutants that show each
 statement's power, merged runs, and an HTML verdict report.
 
-Everything a statement test uses is importable from here (the plugin README's "API" section lists it).
+Everything a statement test uses is importable from here (the documentation's API reference,
+docs/reference/api.md, lists it).
 """
 
 from pytest_claims.assertions import (

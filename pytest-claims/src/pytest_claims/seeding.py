@@ -44,7 +44,9 @@ def master_seed(config: pytest.Config) -> int:
         return config.stash[MASTER_SEED]
     given = config.getoption("seed", None)
     if given is not None:
-        seed = parse_seed(given, "--claims-seed")
+        args = [str(a) for a in config.invocation_params.args]
+        typed = "--seed" if any(a == "--seed" or a.startswith("--seed=") for a in args) else "--claims-seed"
+        seed = parse_seed(given, typed)  # named as the user typed it (the alias or the prefixed name)
     else:
         raw = config.getini(SEED_INI)
         seed = parse_seed(raw, f"ini {SEED_INI}") if str(raw).strip() else DEFAULT_SEED

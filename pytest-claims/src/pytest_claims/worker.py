@@ -71,7 +71,7 @@ def false_alarm_of(item: pytest.Item) -> float:
                 if statement.expected == "holds"
                 else "here that it ends not refuted although it is false as registered"
             )
-            + "; see docs/false-alarms.md)",
+            + "; see docs/explanation/false-alarms.md)",
             pytrace=False,
         )
     return statement.false_alarm[tier]
