@@ -25,7 +25,7 @@ import matplotlib.pyplot  # noqa: E402, F401 (imported before the in-process run
 import numpy  # noqa: E402, F401 (NumPy's extension loads once per process, and pyplot's classes must stay one)
 from pytest_claims.merge import main as merge_main
 from test_faults import SLOW_TRIANGLE, _pytest, _wait_for
-from test_plugin import CONSTANT_TESTS, claim, project, verdicts  # noqa: F401 (project: the fixture)
+from toy_project import CONSTANT_TESTS, claim, constant_tests, verdicts
 
 
 def one_run(project, *args: str) -> pytest.Pytester:
@@ -403,10 +403,8 @@ def test_two(evidence):
 """
 )
 
-RESERVED_NAME = CONSTANT_TESTS.replace("evidence.headline(answer=", "evidence.record(headline=")
-DYNAMIC_RESERVED_NAME = CONSTANT_TESTS.replace(
-    "evidence.headline(answer=toy_kernel.answer())", 'evidence.record(**{"head" + "line": toy_kernel.answer()})'
-)
+RESERVED_NAME = constant_tests(headline="evidence.record(headline=toy_kernel.answer())")
+DYNAMIC_RESERVED_NAME = constant_tests(headline='evidence.record(**{"head" + "line": toy_kernel.answer()})')
 
 
 @pytest.mark.smoke

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_plugin import CONSTANT_TESTS, claim, project, verdicts  # noqa: F401 (project: the fixture)
+from toy_project import CONSTANT_TESTS, claim, verdicts
 
 SLOW_TRIANGLE = """
 import os

@@ -8,13 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_plugin import CONSTANT_TESTS, REGISTRY, claim, project, verdicts  # noqa: F401 (project: the fixture)
+from toy_project import claim, constant_tests, kernel, registry
 
 from pytest_claims.merge import comparable, main as merge_main
 
-CRASHING_REFERENCE = CONSTANT_TESTS.replace(
-    "def test_reference():\n", "def test_reference():\n    import os\n\n    os._exit(3)  # the worker dies\n"
-)
+CRASHING_REFERENCE = constant_tests(reference_prelude="    import os\n\n    os._exit(3)  # the worker dies\n")
 
 
 def merged(paths: list[Path], out: Path) -> dict:
@@ -65,15 +63,11 @@ def two_runs(pytester: pytest.Pytester, change: str) -> list[Path]:
     """Two runs of the toy project, the second with `change` applied: another outcome or another registry."""
     pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=first")
     if change == "outcome":
-        pytester.makepyfile(
-            toy_kernel="def triangle(n):\n    return n * (n + 1) // 2\n\n\ndef answer():\n    return 41\n"
-        )
+        pytester.makepyfile(toy_kernel=kernel(answer="41"))
     else:
         pytester.makefile(
             ".toml",
-            registry=REGISTRY.replace("the answer is 42", "the answer is forty-two")
-            .replace("{mutants}", '["off-by-one", "wrong-sign"]')
-            .replace("{refuted_mutants}", '["squares"]'),
+            registry=registry(answer_text="the answer is forty-two"),
         )
     pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=second")
     return [pytester.path / "first" / "verdicts.json", pytester.path / "second" / "verdicts.json"]

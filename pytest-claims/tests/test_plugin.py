@@ -11,173 +11,7 @@ import json
 import pytest
 
 from pytest_claims.merge import comparable, main as merge_main
-
-INI = """
-[pytest]
-markers =
-    smoke: seconds
-    full: the papers' scale
-claims_registry = registry.toml
-claims_tiers = smoke full
-claims_report_dir = out
-claims_mutants = toy_mutants
-"""
-
-REGISTRY = """
-[paper.toy]
-title = "A toy paper"
-source = "nowhere"
-
-[[claim]]
-id = "toy/triangle"
-key = "T1"
-paper = "toy"
-where = "Eq. 1"
-text = "1 + 2 + ... + n = n (n + 1) / 2"
-provenance = ""
-expected = "verified"
-tests = "test_triangle.py"
-key_numbers = ["formula: checked"]
-figure = "formula"
-
-[[claim.statement]]
-name = "formula"
-text = "triangle(n) equals the sum for n < 50"
-expected = "holds"
-mutants = {mutants}
-
-[[claim.statement]]
-name = "squares"
-text = "triangle(n) = n^2 (false)"
-expected = "refuted"
-refutes_claim = false
-mutants = {refuted_mutants}
-
-[[claim]]
-id = "toy/constant"
-key = "T2"
-paper = "toy"
-where = "Eq. 2"
-text = "the answer is 42"
-provenance = ""
-expected = "verified"
-tests = "test_constant.py"
-
-[[claim.statement]]
-name = "answer"
-text = "answer() == 42"
-expected = "holds"
-scale_free = true
-
-[[claim]]
-id = "toy/untested"
-key = "T3"
-paper = "toy"
-where = "Eq. 3"
-text = "no test names this"
-provenance = ""
-expected = "verified"
-"""
-
-KERNEL = """
-def triangle(n):
-    return n * (n + 1) // 2
-
-
-def answer():
-    return 42
-"""
-
-MUTANTS = """
-from pytest_claims.mutants import Mutant
-
-MUTANTS = [
-    Mutant("off-by-one", "toy_kernel:triangle", "n + 1", "n + 2", "a constant off by one"),
-    Mutant("wrong-sign", "toy_kernel:triangle", "n * (n + 1)", "n * (n - 1)", "a wrong sign"),
-    Mutant("harmless", "toy_kernel:triangle", "// 2", "// 2 + 0", "changes nothing: must survive"),
-    Mutant("squares", "toy_kernel:triangle", "n * (n + 1) // 2", "n * n", "makes the refuted statement true"),
-]
-"""
-
-TRIANGLE_TESTS = """
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import pytest
-
-import toy_kernel
-from pytest_claims import current_store, statement_holds
-
-
-def compute(checkpoint):
-    return [toy_kernel.triangle(n) for n in range(50)]
-
-
-@pytest.mark.smoke
-@pytest.mark.claim("toy/triangle", statement="formula")
-def test_formula(evidence):
-    values = current_store().get_or_compute("toy/triangles", {"n": 50}, compute, code=[toy_kernel])
-    wrong = [n for n in range(50) if values[n] != sum(range(n + 1))]
-    evidence.headline(checked=50, wrong=len(wrong))
-    fig, ax = plt.subplots()
-    ax.plot(values)
-    evidence.figure("triangles", fig)
-    statement_holds(not wrong, f"triangle differs from the sum at {wrong[:5]}")
-
-
-@pytest.mark.smoke
-@pytest.mark.claim("toy/triangle", statement="squares")
-def test_squares(evidence):
-    statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")
-"""
-
-CONSTANT_TESTS = """
-import pytest
-
-import toy_kernel
-from pytest_claims import statement_holds
-
-
-@pytest.mark.smoke
-@pytest.mark.claim("toy/constant", statement="answer")
-def test_answer(evidence):
-    evidence.headline(answer=toy_kernel.answer())
-    statement_holds(toy_kernel.answer() == 42, "not 42")
-
-
-@pytest.mark.smoke
-def test_reference():
-    assert toy_kernel.answer() + 0 == 42
-"""
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester):
-    def make(
-        mutants: str = '["off-by-one", "wrong-sign"]',
-        triangle_tests: str = TRIANGLE_TESTS,
-        constant_tests: str = CONSTANT_TESTS,
-        refuted_mutants: str = '["squares"]',
-    ):
-        pytester.makefile(".ini", pytest=INI)
-        pytester.makefile(
-            ".toml", registry=REGISTRY.replace("{mutants}", mutants).replace("{refuted_mutants}", refuted_mutants)
-        )
-        pytester.makepyfile(
-            toy_kernel=KERNEL, toy_mutants=MUTANTS, test_triangle=triangle_tests, test_constant=constant_tests
-        )
-        pytester.syspathinsert()
-        return pytester
-
-    return make
-
-
-def verdicts(pytester: pytest.Pytester, name: str = "out") -> dict:
-    return json.loads((pytester.path / name / "verdicts.json").read_text())
-
-
-def claim(payload: dict, key: str) -> dict:
-    return next(c for c in payload["claims"] if c["key"] == key)
+from toy_project import claim, kernel, triangle_tests, verdicts
 
 
 @pytest.mark.smoke
@@ -211,10 +45,7 @@ def test_verdicts_evidence_and_refutation_message(project):
     ],
 )
 def test_refuted_statement_is_satisfied_only_by_a_recorded_refutation(project, body, exit_code, outcome):
-    tests = TRIANGLE_TESTS.replace(
-        'statement_holds(toy_kernel.triangle(3) == 9, f"triangle(3) = {toy_kernel.triangle(3)}, not 9")', body
-    )
-    pytester = project(triangle_tests=tests)
+    pytester = project(triangle_tests=triangle_tests(squares_body=body))
     result = pytester.runpytest_inprocess("-m", "smoke")
     assert result.ret == exit_code
     t1 = claim(verdicts(pytester), "T1")
@@ -309,7 +140,7 @@ def test_store_fresh_then_warm_gives_the_same_verdicts(project):
 def test_a_changed_kernel_never_reads_an_old_value(project):
     pytester = project()
     pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store")
-    pytester.makepyfile(toy_kernel=KERNEL.replace("n * (n + 1) // 2", "n * (n + 1) // 2 + (n == 7)"))
+    pytester.makepyfile(toy_kernel=kernel(triangle="n * (n + 1) // 2 + (n == 7)"))
     result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-p", "no:cacheprovider")
     assert result.ret == 1
     assert claim(verdicts(pytester), "T1")["verdict"] == "broken"
@@ -379,7 +210,7 @@ def test_an_unknown_or_stale_mutant_is_a_usage_error(project):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*does not define*no-such-mutant*"])
     pytester = project()
-    pytester.makepyfile(toy_kernel=KERNEL.replace("n * (n + 1) // 2", "(n * n + n) // 2"))
+    pytester.makepyfile(toy_kernel=kernel(triangle="(n * n + n) // 2"))
     result = pytester.runpytest_inprocess("-m", "smoke", "--mutants")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*no longer apply*", "*mutant 'off-by-one'*occurs 0 times*"])
@@ -390,7 +221,7 @@ def test_what_changed_since_a_previous_run(project):
     pytester = project()
     pytester.runpytest_inprocess("-m", "smoke", "--no-store")
     (pytester.path / "previous.json").write_text((pytester.path / "out" / "verdicts.json").read_text())
-    pytester.makepyfile(toy_kernel=KERNEL.replace("return 42", "return 41"))
+    pytester.makepyfile(toy_kernel=kernel(answer="41"))
     result = pytester.runpytest_inprocess(
         "-m", "smoke", "--no-store", "--previous-verdicts", "previous.json", "--html=out/report.html"
     )

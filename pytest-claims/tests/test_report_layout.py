@@ -17,7 +17,7 @@ import matplotlib.pyplot  # noqa: E402, F401 (imported before the in-process run
 import numpy  # noqa: E402, F401
 from pytest_claims.merge import main as merge_main
 from pytest_claims.report import evidence_json, evidence_table, false_alarm_html
-from test_plugin import claim, project, verdicts  # noqa: F401 (project: the fixture)
+from toy_project import claim, verdicts
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_plugin import project, verdicts  # noqa: F401 (project: the fixture)
+from toy_project import verdicts
 
 from pytest_claims.merge import main as merge_main
 from pytest_claims.schedule import longest_first, main
