@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from pytest_claims import compat
 from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
 from pytest_claims.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, State
 from pytest_claims.verdicts import (
@@ -40,6 +41,7 @@ from pytest_claims.verdicts import (
     KILL_REFUTED,
     MutantResult,
 )
+from pytest_claims.worker import running
 
 
 class MutantError(ValueError):
@@ -318,18 +320,18 @@ class MutantRunner:
         items.extend(found[i] for i in range(rounds) for found in per_test if i < len(found))
 
     def try_mutant(self, item: pytest.Item, name: str, nextitem: pytest.Item | None) -> MutantResult:
-        from _pytest.runner import runtestprotocol
+        runtestprotocol = compat.runtestprotocol()
 
         state = self.state
         mutant = state.mutants[name]
-        state.mutant_active = state.store.namespace = name
-        state.store.mutated_module = mutant.target.partition(":")[0]
+        state.mutant_active = name
         clear_function_caches(Path(state.config.rootpath))
         try:
-            with applied(mutant):
-                reports = runtestprotocol(item, log=False, nextitem=nextitem)
+            with state.store.under_mutant(name, mutant.target.partition(":")[0]), running(state, item):
+                with applied(mutant):
+                    reports = runtestprotocol(item, log=False, nextitem=nextitem)
         finally:
-            state.mutant_active = state.store.namespace = state.store.mutated_module = ""
+            state.mutant_active = ""
             clear_function_caches(Path(state.config.rootpath))
             state.store.take_events(item.nodeid)
         return classify(name, reports)

@@ -42,7 +42,7 @@ from pytest_claims.registry import (
 )
 from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
 from pytest_claims.session import Controller
-from pytest_claims.state import STATE, State, is_worker, state_of
+from pytest_claims.state import STATE, State, is_worker
 from pytest_claims.store import ResultStore, StoreUnusable
 from pytest_claims.terminal import Terminal
 
@@ -309,7 +309,6 @@ def _catch_sigterm(state: State) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = state_of(config)
     if _SIGTERM_BEFORE in config.stash:
         try:
             signal.signal(signal.SIGTERM, config.stash[_SIGTERM_BEFORE])
@@ -321,8 +320,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if SESSION_TOKEN in config.stash:
         context.leave_session(config.stash[SESSION_TOKEN])
         del config.stash[SESSION_TOKEN]
-    if state is not None:
-        state.running.test = None
     for plugin in config.stash.get(ROLES, []):  # as pytest's junitxml unregisters its LogXML
         config.pluginmanager.unregister(plugin)
     if ROLES in config.stash:

@@ -31,6 +31,7 @@ from typing import Any, Iterator
 import pytest
 from filelock import FileLock, Timeout
 
+from pytest_claims import compat
 from pytest_claims import payload as verdicts_json
 from pytest_claims import runs as saved_runs
 from pytest_claims.inputs import file_within
@@ -203,11 +204,10 @@ def named_figures(payload: dict[str, Any]) -> set[str]:
 
 def pytest_html_report(config: pytest.Config) -> Any:
     """pytest-html's report object (registered by its pytest_configure beside its plugin module), or None."""
-    try:
-        from pytest_html.basereport import BaseReport
-    except ImportError:
+    base = compat.html_report_base()
+    if base is None:
         return None
-    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, BaseReport)), None)
+    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, base)), None)
 
 
 class ReportWriter:
@@ -225,7 +225,7 @@ class ReportWriter:
         """pytest-html renders its page and writes it with open("w"): take the text instead (its `_write_report`,
         pytest-html 4), to write it with verdicts.json. Without that method pytest-html writes its file itself."""
         html = pytest_html_report(session.config)
-        if html is None or not callable(getattr(html, "_write_report", None)):
+        if html is None or compat.write_report_problem(type(html)):
             return
         self.html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
 

@@ -40,7 +40,7 @@ class State:
         self.tiers = registry.tiers
         self.report_dir = Path(config.rootpath) / config.getini("claims_report_dir")
         self.store = store
-        self.running = RunningSession(store=store, state=self)  # what the library sees (pytest_claims.context)
+        self.running = RunningSession(store=store)  # what the library sees (pytest_claims.context)
         self.mutants: dict[str, Any] = {}
         self.run_mutants = bool(config.getoption("claims_mutants"))
         self.mutant_active = ""
