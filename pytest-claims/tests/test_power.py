@@ -166,7 +166,15 @@ def test_each_mutant_is_recorded_by_how_it_ended(pytester):
         "as-printed": {"w-plus-h": "refuted"},  # the registered refutation stopped: strict XPASS
     }
     strength = record["power"]
-    assert strength["kinds"] == {"refuted": 2, "guard": 2, "errored": 1, "undecided": 1, "survived": 1}
+    assert strength["kinds"] == {
+        "refuted": 2,
+        "guard": 2,
+        "errored": 1,
+        "timeout": 0,
+        "crashed": 0,
+        "undecided": 1,
+        "survived": 1,
+    }
     assert (strength["killed"], strength["of"]) == (4, 7)  # errored and undecided are not kills
     assert strength["survivors"] == ["area: survives"]
     assert strength["unexplained"] == ["area: errors (errored)", "square: no-side (undecided)"]

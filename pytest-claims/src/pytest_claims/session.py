@@ -17,6 +17,7 @@ from pytest_claims import payload as verdicts_json
 from pytest_claims.collection import registry_check_message
 from pytest_claims.outcomes import CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
+from pytest_claims.runs import same_selection
 from pytest_claims.seeding import master_seed
 from pytest_claims.state import (
     INDIVISIBLE_PROPERTY,
@@ -101,6 +102,7 @@ class Controller:
                 state.indivisible[report.nodeid] = value
             elif name == MUTANT_PROPERTY:
                 state.mutant_results.setdefault(value["test"], {})[value["mutant"]] = value
+                state.mutant_items_reached.add(report.nodeid)
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {
@@ -141,9 +143,13 @@ class Controller:
         for run in state.runs.values():
             self.attach_mutants(run)
             inputs[run.claim].runs.append(run)
-        if state.interrupted_by:
-            for test, cids in state.scheduled.items():
-                if test not in state.runs and test not in state.reference and test not in state.crashed:
+        if state.interrupted_by:  # a test, or a mutant item, with no end: not reached (never also counted)
+            scheduled = {test: set(cids) for test, cids in state.scheduled.items()}
+            for test, cid in state.mutant_items.items():
+                scheduled.setdefault(test, set()).add(cid)
+            ended = {*state.runs, *state.reference, *state.crashed, *state.mutant_items_reached}
+            for test, cids in scheduled.items():
+                if test not in ended:
                     for cid in cids:
                         inputs[cid].not_reached.add(test)
                         inputs[cid].interrupted_by = state.interrupted_by
@@ -159,6 +165,12 @@ class Controller:
         order = self.state.registry.claims[run.claim].statements[run.statement].mutants
         fields = MutantResult.__dataclass_fields__
         run.mutants = [{k: v for k, v in found[m].items() if k in fields} for m in order if m in found]
+
+    def previous(self) -> dict[str, Any] | None:
+        """--previous-verdicts, else the newest saved run that selected the claims this run selected, else the
+        newest saved run (its changes then name the claims only one of the two runs selected)."""
+        chosen = same_selection(self.state.previous_candidates, self.state.selected)
+        return chosen[1] if chosen else self.state.previous
 
     def build_payload(self) -> dict[str, Any]:
         state, config = self.state, self.config
@@ -195,7 +207,7 @@ class Controller:
                 "tests": {test: round(seconds, 3) for test, seconds in sorted(state.durations.items())},
                 "indivisible": dict(sorted(state.indivisible.items())),
             },
-            previous=state.previous,
+            previous=self.previous(),
         )
 
     @pytest.hookimpl(tryfirst=True)
