@@ -17,7 +17,7 @@ from pytest_claims import payload as verdicts_json
 from pytest_claims.collection import registry_check_message
 from pytest_claims.outcomes import CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
-from pytest_claims.runs import same_selection
+from pytest_claims.runs import same_selection, selected_claims
 from pytest_claims.seeding import master_seed
 from pytest_claims.state import (
     INDIVISIBLE_PROPERTY,
@@ -27,7 +27,7 @@ from pytest_claims.state import (
     STORE_PROPERTY,
     State,
 )
-from pytest_claims.verdicts import ClaimInputs, MutantResult, StatementRun
+from pytest_claims.verdicts import ClaimInputs, MutantResult, StatementRun, changes
 
 
 def git_commit(root: Path) -> str:
@@ -166,17 +166,11 @@ class Controller:
         fields = MutantResult.__dataclass_fields__
         run.mutants = [{k: v for k, v in found[m].items() if k in fields} for m in order if m in found]
 
-    def previous(self) -> dict[str, Any] | None:
-        """--previous-verdicts, else the newest saved run that selected the claims this run selected, else the
-        newest saved run (its changes then name the claims only one of the two runs selected)."""
-        chosen = same_selection(self.state.previous_candidates, self.state.selected)
-        return chosen[1] if chosen else self.state.previous
-
     def build_payload(self) -> dict[str, Any]:
         state, config = self.state, self.config
         environment = self.environment()
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        return verdicts_json.build(
+        payload = verdicts_json.build(
             state.registry,
             self.claim_inputs(),
             suite=config.getini("claims_title"),
@@ -207,8 +201,14 @@ class Controller:
                 "tests": {test: round(seconds, 3) for test, seconds in sorted(state.durations.items())},
                 "indivisible": dict(sorted(state.indivisible.items())),
             },
-            previous=self.previous(),
+            previous=state.previous,
         )
+        # Without --previous-verdicts: the newest saved run that selected the claims this one did, else the newest
+        # (its changes then name the claims that only one of the two runs selected).
+        chosen = same_selection(state.previous_candidates, selected_claims(payload))
+        if chosen is not None:
+            payload["changes"] = changes(chosen[1], payload)
+        return payload
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
