@@ -190,7 +190,7 @@ def test_an_errored_or_undecided_end_alone_breaks_the_claim(pytester):
     assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
     record = claim(pytester)
     assert record["verdict"] == "broken" and not record["power"]["survivors"]
-    assert "only errored or undecided" in record["reason"] and "square: no-side (undecided)" in record["reason"]
+    assert "crashed or undecided" in record["reason"] and "square: no-side (undecided)" in record["reason"]
 
 
 def test_the_registry_can_say_why_an_end_is_expected(pytester):

@@ -195,8 +195,8 @@ def power_failures(strength: dict[str, Any] | None) -> str:
         parts.append(f"mutants survived (the statement cannot tell them from the kernel): {survivors}")
     if strength.get("unexplained"):
         parts.append(
-            "mutants not killed, only errored or undecided, with no reason in the registry's mutants_expected_end: "
-            + ", ".join(strength["unexplained"])
+            "mutants not killed, only errored, timed out, crashed or undecided, "
+            "with no reason in the registry's mutants_expected_end: " + ", ".join(strength["unexplained"])
         )
     return "; ".join(parts)
 
