@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, runs, seeding, worker
+from pytest_claims import context, mutant_process, runs, seeding, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.html_hooks import HtmlHooks
@@ -113,6 +113,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     seeding.add_options(parser, group)
     runs.add_options(parser, group)
+    mutant_process.add_options(parser)
 
 
 def _store_for(config: pytest.Config) -> ResultStore:
@@ -195,12 +196,14 @@ def pytest_configure(config: pytest.Config) -> None:
     state = State(config, registry, store)
     _load_mutants(config, state)
     state.running.seed = seed
-    previous = config.getoption("claims_previous") or runs.default_previous(config, state.report_dir)
+    previous = config.getoption("claims_previous")
     if previous:
         try:
             state.previous = checked_previous(read_previous(previous), previous)
         except PayloadError as error:
             raise pytest.UsageError(str(error)) from None
+    else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
+        state.previous_candidates = runs.previous_candidates(config, state.report_dir, _note)
     if not is_worker(config):
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
@@ -324,6 +327,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(plugin)
     if ROLES in config.stash:
         del config.stash[ROLES]
+
+
+def _note(line: str) -> None:
+    sys.stderr.write(line + "\n")
 
 
 def raised_where(error: BaseException) -> str:
