@@ -20,7 +20,7 @@ from statistics import NormalDist
 from typing import Any
 
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
-from pytest_claims.binomial import rate_lower_bound, rate_upper_bound
+from pytest_claims.binomial import check_probability, rate_lower_bound, rate_upper_bound
 from pytest_claims.context import record
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 
@@ -46,8 +46,10 @@ def trials_to_decide(
     alpha^(1/n) or 1 - alpha^(1/n)), else the normal approximation z^2 r (1 - r) / (r - t)^2 (closed
     forms: an exact search costs O(n) per bound and ran for seconds to minutes near the threshold).
     None when the rate sits on the threshold (no sample size decides it) or the answer exceeds `most`.
-    The statement's side (at_least) does not change the answer: either way one bound must clear t."""
-    if rate == threshold:
+    The statement's side (at_least) does not change the answer: either way one bound must clear t. At level 0
+    no sample decides (None)."""
+    rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
+    if check_probability("alpha", alpha, below_one=True) == 0.0 or rate == threshold:
         return None
     if rate in (0.0, 1.0):
         needed = math.log(alpha) / math.log(threshold if rate == 1.0 else 1.0 - threshold)
@@ -122,6 +124,22 @@ def inconclusive_chance(
 # Deciding
 
 
+def _is_nan(value: Any) -> bool:
+    """True for a NaN and for what is not a number at all (float() refuses it)."""
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def _check_levels(alpha: float, held_confidence: float | None) -> None:
+    """The registered false alarm in [0, 1) (0: the statement is never refuted) and the confidence at which it is
+    shown in (0, 1), or one ValueError naming the argument."""
+    check_probability("alpha", alpha, below_one=True)
+    if held_confidence is not None:
+        check_probability("held_confidence", held_confidence, above_zero=True, below_one=True)
+
+
 def decide_interval(
     lower: float,
     upper: float,
@@ -138,8 +156,15 @@ def decide_interval(
     on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false alarm).
     Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
     other side, inconclusive otherwise. `inconclusive_chance`, where the caller can compute it, is recorded
-    beside `refute_alpha`: the chance of an inconclusive end at this sample size."""
+    beside `refute_alpha`: the chance of an inconclusive end at this sample size. An alpha of 0 (a false alarm
+    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error."""
     __tracebackhide__ = True
+    _check_levels(alpha, held_confidence)
+    for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
+        if _is_nan(value):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    if lower > upper:
+        raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
     side = ">=" if at_least else "<="
     found = {
         "lower": lower,
@@ -187,6 +212,8 @@ def decide_rate(
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
+    _check_levels(alpha, held_confidence)
+    threshold = check_probability("threshold", threshold)
     held_alpha = 1 - held_confidence if held_confidence is not None else alpha
     if at_least:
         lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
@@ -211,7 +238,9 @@ def decide_rate(
         held_confidence=1 - held_alpha,
         inconclusive_chance=inconclusive_chance(
             trials, threshold, successes / trials, at_least=at_least, alpha=alpha, held_alpha=held_alpha
-        ),
+        )
+        if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
+        else None,
     )
 
 
@@ -221,8 +250,15 @@ def decide_test(
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
     opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
-    p-value that is not a number decides nothing."""
+    p-value that is not a number decides nothing (a t-test of fewer than two values, or of no spread, gives one);
+    any other outside [0, 1] is a caller's error, as are levels outside (0, 1) (alpha may be 0: refutes nothing)."""
     __tracebackhide__ = True
+    check_probability("alpha", alpha, below_one=True)
+    if held_alpha is not None:
+        check_probability("held_alpha", held_alpha, above_zero=True, below_one=True)
+    for name, p in (("p_for", p_for), ("p_against", p_against)):
+        if not _is_nan(p):
+            check_probability(name, p)
     shown_at = alpha if held_alpha is None else held_alpha
     held = p_for < shown_at
     refuted = p_against < alpha and not held
