@@ -18,7 +18,7 @@ BAD_CALLS = [
     ("alpha", lambda: decide_rate(999, 1000, 0.5, at_least=True, alpha=1.0, what="rate")),
     ("alpha", lambda: decide_rate(999, 1000, 0.5, at_least=True, alpha=-0.1, what="rate")),
     ("alpha", lambda: decide_rate(999, 1000, 0.5, at_least=True, alpha=NAN, what="rate")),
-    ("held_confidence", lambda: decide_rate(5, 10, 0.5, at_least=True, alpha=0.01, held_confidence=1.0, what="r")),
+    ("held_confidence", lambda: decide_rate(5, 10, 0.5, at_least=True, alpha=0.01, held_confidence=1.5, what="r")),
     ("threshold", lambda: decide_rate(5, 10, 1.5, at_least=True, alpha=0.01, what="rate")),
     ("threshold", lambda: decide_rate(5, 10, NAN, at_least=True, alpha=0.01, what="rate")),
     ("lower", lambda: decide_interval(0.6, 0.4, 0.5, at_least=True, alpha=0.01, what="interval")),
@@ -28,7 +28,9 @@ BAD_CALLS = [
     ("p_for", lambda: decide_test(1.5, 0.5, alpha=0.01, what="effect")),
     ("p_against", lambda: decide_test(0.5, -0.5, alpha=0.01, what="effect")),
     ("alpha", lambda: decide_test(0.5, 0.5, alpha=2.0, what="effect")),
-    ("held_alpha", lambda: decide_test(0.5, 0.5, alpha=0.01, held_alpha=0.0, what="effect")),
+    ("held_alpha", lambda: decide_test(0.5, 0.5, alpha=0.01, held_alpha=0.5, what="effect")),
+    ("alpha", lambda: decide_rate(905, 1000, 0.9, at_least=True, alpha=0.99, what="a confidence passed as a level")),
+    ("held_confidence", lambda: decide_rate(5, 10, 0.5, at_least=True, alpha=0.01, held_confidence=0.3, what="r")),
     ("p", lambda: binomial_cdf(3, 10, 1.5)),
     ("p", lambda: binomial_sf(3, 10, -0.5)),
     ("p", lambda: binomial_sf(3, 10, NAN)),
@@ -59,6 +61,8 @@ def test_the_edges_that_have_a_meaning_still_work():
     assert (rate_lower_bound(3, 10, 0.0), rate_upper_bound(3, 10, 0.0)) == (0.0, 1.0)
     assert (binomial_cdf(3, 10, 0.0), binomial_sf(3, 10, 1.0)) == (1.0, 1.0)
     assert trials_to_decide(0.6, 0.5, 0.0, at_least=True) is None
+    with pytest.raises(StatementInconclusive):  # a false alarm of 0 and no confidence given: never decided
+        decide_rate(10, 10, 0.5, at_least=True, alpha=0.0, what="rate")
     with pytest.raises(StatementInconclusive):  # shown at 0.99, never refuted: 1/10 against 0.5 is not shown
         decide_rate(1, 10, 0.5, at_least=True, alpha=0.0, held_confidence=0.99, what="rate")
     assert decide_rate(10, 10, 0.5, at_least=True, alpha=0.0, held_confidence=0.99, what="rate")["decision"] == "held"

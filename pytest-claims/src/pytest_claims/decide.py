@@ -49,7 +49,8 @@ def trials_to_decide(
     The statement's side (at_least) does not change the answer: either way one bound must clear t. At level 0
     no sample decides (None)."""
     rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
-    if check_probability("alpha", alpha, below_one=True) == 0.0 or rate == threshold:
+    _check_level("alpha", alpha)
+    if alpha == 0.0 or rate == threshold:
         return None
     if rate in (0.0, 1.0):
         needed = math.log(alpha) / math.log(threshold if rate == 1.0 else 1.0 - threshold)
@@ -132,12 +133,19 @@ def _is_nan(value: Any) -> bool:
         return True
 
 
+def _check_level(name: str, value: float) -> None:
+    """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
+    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
+    if _is_nan(value) or not 0.0 <= float(value) < 0.5:
+        raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
+
+
 def _check_levels(alpha: float, held_confidence: float | None) -> None:
-    """The registered false alarm in [0, 1) (0: the statement is never refuted) and the confidence at which it is
-    shown in (0, 1), or one ValueError naming the argument."""
-    check_probability("alpha", alpha, below_one=True)
-    if held_confidence is not None:
-        check_probability("held_confidence", held_confidence, above_zero=True, below_one=True)
+    """The registered false alarm (_check_level) and the confidence at which the statement is shown, in (0.5, 1]
+    (1: never shown), or one ValueError naming the argument."""
+    _check_level("alpha", alpha)
+    if held_confidence is not None and (_is_nan(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
+        raise ValueError(f"held_confidence must be a confidence in (0.5, 1], got {held_confidence!r}")
 
 
 def decide_interval(
@@ -251,11 +259,11 @@ def decide_test(
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
     opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
     p-value that is not a number decides nothing (a t-test of fewer than two values, or of no spread, gives one);
-    any other outside [0, 1] is a caller's error, as are levels outside (0, 1) (alpha may be 0: refutes nothing)."""
+    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing)."""
     __tracebackhide__ = True
-    check_probability("alpha", alpha, below_one=True)
+    _check_level("alpha", alpha)
     if held_alpha is not None:
-        check_probability("held_alpha", held_alpha, above_zero=True, below_one=True)
+        _check_level("held_alpha", held_alpha)
     for name, p in (("p_for", p_for), ("p_against", p_against)):
         if not _is_nan(p):
             check_probability(name, p)
