@@ -112,13 +112,44 @@ def inconclusive_chance(
     if trials > INCONCLUSIVE_CHANCE_MAX_TRIALS:
         return None
     held_alpha = alpha if held_alpha is None else held_alpha
-    if not at_least:  # 'rate <= t' in n - X is 'rate >= 1 - t', with the same bounds mirrored
-        threshold, rate = 1.0 - threshold, 1.0 - rate
-    refuted, held = rate_decision_counts(trials, threshold, alpha=alpha, held_alpha=held_alpha)
-    if held - refuted <= 1:
+    n, t = trials, threshold
+    if at_least:
+        refuted, held = rate_decision_counts(n, t, alpha=alpha, held_alpha=held_alpha)
+        # The duality's counts, settled on decide_rate's own comparisons: where a bound equals the threshold to
+        # rounding, the tail and the inverted bound can fall on either side of it (seen with n <= 3)
+        held = _least_in(lambda k: rate_lower_bound(k, n, held_alpha) >= t, held, n)
+        refuted = _largest_in(lambda k: rate_upper_bound(k, n, alpha) < t, refuted, n)
+        below, above = refuted, held  # inconclusive: refuted < X < held
+    else:  # 'rate <= t' in n - X is 'rate >= 1 - t', with the same bounds mirrored
+        refuted, held = rate_decision_counts(n, 1.0 - t, alpha=alpha, held_alpha=held_alpha)
+        held = _largest_in(lambda k: rate_upper_bound(k, n, held_alpha) <= t, n - held, n)
+        refuted = _least_in(lambda k: rate_lower_bound(k, n, alpha) > t, n - refuted, n)
+        below, above = held, refuted  # inconclusive: held < X < refuted
+    if above - below <= 1:
         return 0.0
-    chance = _binomial_cdf(held - 1, trials, rate) - _binomial_cdf(refuted, trials, rate)
+    chance = _binomial_cdf(above - 1, n, rate) - _binomial_cdf(below, n, rate)
     return min(1.0, max(0.0, chance))
+
+
+def _least_in(member, guess: int, n: int) -> int:
+    """The least count in [0, n] of a set closed upward (`member` false, then true), n + 1 if none is, from a guess
+    a count or two off."""
+    guess = min(max(guess, 0), n + 1)
+    while guess > 0 and member(guess - 1):
+        guess -= 1
+    while guess <= n and not member(guess):
+        guess += 1
+    return guess
+
+
+def _largest_in(member, guess: int, n: int) -> int:
+    """The largest count in [0, n] of a set closed downward (`member` true, then false), -1 if none is."""
+    guess = min(max(guess, -1), n)
+    while guess < n and member(guess + 1):
+        guess += 1
+    while guess >= 0 and not member(guess):
+        guess -= 1
+    return guess
 
 
 # ------------------------------------------------------------------------------------------------
