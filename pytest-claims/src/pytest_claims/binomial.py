@@ -305,17 +305,16 @@ def incomplete_beta(a: float, b: float, x: float) -> tuple[float, float]:
     return pure_incomplete_beta(a, b, x)
 
 
-def check_probability(name: str, value: float, *, above_zero: bool = False, below_one: bool = False) -> float:
-    """`value` as a float in [0, 1] (0 or 1 left out where asked), or a ValueError naming the argument: where
-    the statistics helpers take their arguments, a level of 1.5 or a NaN is a caller's error, not a number to
-    compute with (a NaN compares false with everything, and would pass for whichever branch tests last)."""
-    low, high = ("(0" if above_zero else "[0"), ("1)" if below_one else "1]")
+def check_probability(name: str, value: float) -> float:
+    """`value` as a float in [0, 1], or a ValueError naming the argument: where the statistics helpers take their
+    arguments, a p of 1.5 or a NaN is a caller's error, not a number to compute with (a NaN compares false with
+    everything, and would pass for whichever branch tests last)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in {low}, {high}, got {value!r}") from None
-    if not (0.0 < number if above_zero else 0.0 <= number) or not (number < 1.0 if below_one else number <= 1.0):
-        raise ValueError(f"{name} must be a number in {low}, {high}, got {value!r}")
+        number = math.nan
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
     return number
 
 

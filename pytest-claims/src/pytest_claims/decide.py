@@ -156,7 +156,7 @@ def _largest_in(member, guess: int, n: int) -> int:
 # Deciding
 
 
-def _is_nan(value: Any) -> bool:
+def _not_a_number(value: Any) -> bool:
     """True for a NaN and for what is not a number at all (float() refuses it)."""
     try:
         return math.isnan(float(value))
@@ -167,7 +167,7 @@ def _is_nan(value: Any) -> bool:
 def _check_level(name: str, value: float) -> None:
     """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
     level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
-    if _is_nan(value) or not 0.0 <= float(value) < 0.5:
+    if _not_a_number(value) or not 0.0 <= float(value) < 0.5:
         raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
 
 
@@ -175,7 +175,7 @@ def _check_levels(alpha: float, held_confidence: float | None) -> None:
     """The registered false alarm (_check_level) and the confidence at which the statement is shown, in (0.5, 1]
     (1: never shown), or one ValueError naming the argument."""
     _check_level("alpha", alpha)
-    if held_confidence is not None and (_is_nan(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
+    if held_confidence is not None and (_not_a_number(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
         raise ValueError(f"held_confidence must be a confidence in (0.5, 1], got {held_confidence!r}")
 
 
@@ -200,7 +200,7 @@ def decide_interval(
     __tracebackhide__ = True
     _check_levels(alpha, held_confidence)
     for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
-        if _is_nan(value):
+        if _not_a_number(value):
             raise ValueError(f"{name} must be a number, got {value!r}")
     if lower > upper:
         raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
@@ -296,7 +296,7 @@ def decide_test(
     if held_alpha is not None:
         _check_level("held_alpha", held_alpha)
     for name, p in (("p_for", p_for), ("p_against", p_against)):
-        if not _is_nan(p):
+        if not _not_a_number(p):
             check_probability(name, p)
     shown_at = alpha if held_alpha is None else held_alpha
     held = p_for < shown_at
