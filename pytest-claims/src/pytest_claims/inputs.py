@@ -175,7 +175,7 @@ STORE_EVENT = record(
 RUN_RECORD = record(
     {"tier": STR},
     {
-        **{k: optional(STR) for k in ("host", "device", "commit", "date", "store", "source", "interrupted")},
+        **{k: optional(STR) for k in ("run", "host", "device", "commit", "date", "store", "source", "interrupted")},
         "tests": list_of(STR),
     },
 )

@@ -48,7 +48,8 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def _run_identity(payload: dict[str, Any]) -> str:
-    runs = [{k: run.get(k) for k in ("host", "date", "commit", "tier", "tests", "seed")} for run in payload["runs"]]
+    fields = ("run", "host", "date", "commit", "tier", "tests", "seed")  # "run": the report id (files since 2026-12)
+    runs = [{k: run.get(k) for k in fields} for run in payload["runs"]]
     return json.dumps([payload.get("seed"), runs], sort_keys=True)
 
 

@@ -183,6 +183,7 @@ class Controller:
             collection_errors=[{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
             runs=[
                 {
+                    "run": state.report_id or None,  # tells apart two runs of one second (merge)
                     "tier": tier_of(config),
                     "host": platform.node(),
                     "device": environment.get("device_name", environment.get("device", "cpu")),
