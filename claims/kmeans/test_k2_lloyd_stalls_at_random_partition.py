@@ -74,7 +74,7 @@ def _trend(tier, options, sigma2, evidence, alpha):
     # over the pairs; such a drop leaves the trend unshown: its p is taken as 1). Refuted: a drop at the
     # registered false alarm (split over the rows by the caller). Anything between is inconclusive.
     drop_pvalues = trend["drop_pvalues"]
-    smallest_drop_p = min((q * len(drop_pvalues) for q in drop_pvalues), default=1.0)
+    smallest_drop_p = min((min(1.0, q * len(drop_pvalues)) for q in drop_pvalues), default=1.0)  # adjusted p <= 1
     decide_test(
         p if not drops else 1.0,
         smallest_drop_p,

@@ -425,7 +425,7 @@ def test_adversarial_loss_dominates_clean(pytestconfig, options, evidence, tier)
 def test_erm_accuracy_falls_late(pytestconfig, options, evidence):
     _needs_paper_scale(pytestconfig, "gpu")
     run = _run(pytestconfig, options, "gpu", needs=(ERM, PROPOSED, BASELINE))
-    finding = decisions.accuracy_fall(run, fx.size_of(pytestconfig, "gpu").seeds)
+    finding = decisions.accuracy_fall(run, fx.size_of(pytestconfig, "gpu").seeds, registered_false_alarm())
     evidence.headline(**finding.headline)
     evidence.record(**finding.record)
     evidence.figure(

@@ -131,7 +131,8 @@ def test_overflows_at_1e_3():
 @pytest.mark.smoke
 def test_accuracy_falls_late():
     """erm-accuracy-falls-late: ERM falling 5 points on every seed while the DRO methods hold their accuracy
-    holds; ERM holding while the DRO methods fall is refuted, naming ERM's drops."""
+    holds; ERM holding while the DRO methods fall 5 points is refuted (the paired opposite test rejects); drops
+    that scatter about zero for every method, as the paper-scale evidence's ERM drops do, are undecided."""
 
     def decide(erm: float, dro: float) -> str:
         jitter = [0.001 * s for s in range(fx.PAPER_SEEDS)]  # seeds differ, so the t-tests have a spread
@@ -141,9 +142,10 @@ def test_accuracy_falls_late():
             PROPOSED: [dro + j for j in shuffled],
             BASELINE: [dro + j for j in shuffled],
         }
-        return outcome(decisions.accuracy_fall(constructed({}, drops), fx.PAPER_SEEDS))
+        return outcome(decisions.accuracy_fall(constructed({}, drops), fx.PAPER_SEEDS, GPU_LEVEL))
 
-    assert (decide(0.05, 0.0), decide(0.0, 0.05)) == ("held", "refuted")
+    centred = -0.001 * (fx.PAPER_SEEDS - 1) / 2  # the jitter's mean: every method's drops scatter about zero
+    assert (decide(0.05, 0.0), decide(0.0, 0.05), decide(centred, centred)) == ("held", "refuted", "undecided")
 
 
 @pytest.mark.smoke

@@ -138,6 +138,7 @@ def test_hostile_text_in_an_input_reaches_the_merged_html_escaped(project, tmp_p
     assert merge_main([str(tmp_path / "run.json"), "-o", str(tmp_path / "m")]) == 0
     page = (tmp_path / "m" / "verdict.html").read_text()
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "left out of the page" in capsys.readouterr().err  # its figure was not copied beside run.json
     # a field that is a number in the schema, made text: refused before it can reach the page unescaped
     payload["timings"]["store"] = {run["test"]: [{"name": "x", "status": "resumed", "seconds": 1.0, "key": "k"}]}
     payload["timings"]["store"][run["test"]][0]["resumed_from_step"] = attack

@@ -51,3 +51,32 @@ def test_each_module_says_what_it_is_and_stays_small(path):
     docstring = ast.get_docstring(ast.parse(text))
     assert docstring and docstring.strip(), f"{path.name} has no module docstring"
     assert len(text.splitlines()) <= 500, f"{path.name} has {len(text.splitlines())} lines"
+
+
+def store_attribute_assignments(tree: ast.AST) -> list[str]:
+    """Assignments to an attribute of something named `store` (`x.store.a = ...`, `store.a = ...`, augmented too):
+    the store is told about a mutant or the running test by its scoped calls, never by attributes set from outside."""
+    found = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for target in (t for group in targets for t in (group.elts if isinstance(group, ast.Tuple) else [group])):
+            if isinstance(target, ast.Attribute):
+                owner = target.value
+                name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if name == "store":
+                    found.append(f"line {target.lineno}: {ast.unparse(target)}")
+    return found
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name != "store.py"], ids=lambda p: p.name)
+def test_nothing_sets_the_stores_attributes_from_outside(path):
+    assert not store_attribute_assignments(ast.parse(path.read_text(encoding="utf-8")))
+
+
+@pytest.mark.smoke
+def test_the_store_assignment_check_sees_them():
+    tree = ast.parse("state.store.namespace = 'm'\nstore.current_test = 't'\na, store.b = 1, 2\nstate.store = s\n")
+    assert len(store_attribute_assignments(tree)) == 3  # `state.store = s` sets the state's attribute, not the store's

@@ -330,3 +330,19 @@ def test_merge_refuses_a_run_given_twice_and_malformed_files_in_one_line(project
         assert merge_main([*inputs, "-o", str(tmp_path / "m")]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err, (inputs, err)
+
+
+@pytest.mark.smoke
+def test_two_runs_in_one_second_are_two_runs_to_merge(project, tmp_path):
+    """Host, date (to the second), commit, tier, tests and seed can all agree for two runs; their report ids do not,
+    so merging them is not refused as one run given twice (CI saw this happen on 2026-12-04)."""
+    pytester = project()
+    for directory in ("first", "second"):
+        pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", f"claims_report_dir={directory}")
+    first, second = (json.loads((pytester.path / d / "verdicts.json").read_text()) for d in ("first", "second"))
+    second["runs"][0]["date"] = first["runs"][0]["date"]  # as if both had started in the same second
+    assert first["runs"][0]["run"] != second["runs"][0]["run"]
+    (tmp_path / "a.json").write_text(json.dumps(first))
+    (tmp_path / "b.json").write_text(json.dumps(second))
+    assert merge_main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-o", str(tmp_path / "m")]) == 0
+    assert len(json.loads((tmp_path / "m" / "verdicts.json").read_text())["runs"]) == 2

@@ -166,7 +166,15 @@ def test_each_mutant_is_recorded_by_how_it_ended(pytester):
         "as-printed": {"w-plus-h": "refuted"},  # the registered refutation stopped: strict XPASS
     }
     strength = record["power"]
-    assert strength["kinds"] == {"refuted": 2, "guard": 2, "errored": 1, "undecided": 1, "survived": 1}
+    assert strength["kinds"] == {
+        "refuted": 2,
+        "guard": 2,
+        "errored": 1,
+        "timeout": 0,
+        "crashed": 0,
+        "undecided": 1,
+        "survived": 1,
+    }
     assert (strength["killed"], strength["of"]) == (4, 7)  # errored and undecided are not kills
     assert strength["survivors"] == ["area: survives"]
     assert strength["unexplained"] == ["area: errors (errored)", "square: no-side (undecided)"]
@@ -182,7 +190,7 @@ def test_an_errored_or_undecided_end_alone_breaks_the_claim(pytester):
     assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
     record = claim(pytester)
     assert record["verdict"] == "broken" and not record["power"]["survivors"]
-    assert "only errored or undecided" in record["reason"] and "square: no-side (undecided)" in record["reason"]
+    assert "crashed or undecided" in record["reason"] and "square: no-side (undecided)" in record["reason"]
 
 
 def test_the_registry_can_say_why_an_end_is_expected(pytester):

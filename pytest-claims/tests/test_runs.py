@@ -12,6 +12,7 @@ import sys
 import numpy  # noqa: F401  (imported before pytester's in-process runs, which cannot load NumPy a second time)
 import pytest
 from pytest_claims import decide_rate
+from pytest_claims.binomial import rate_lower_bound, rate_upper_bound
 from pytest_claims.decide import INCONCLUSIVE_CHANCE_MAX_TRIALS, inconclusive_chance
 from pytest_claims.merge import main as merge_main
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
@@ -189,6 +190,32 @@ def test_the_inconclusive_chance_is_decide_rates_own(trials, threshold, rate, at
     computed = inconclusive_chance(trials, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
     expected = _brute_force_inconclusive(trials, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
     assert computed == pytest.approx(expected, rel=1e-9, abs=1e-13)
+
+
+def test_the_inconclusive_chance_agrees_where_a_bound_is_the_threshold():
+    """Issue 39: with a threshold equal to a Clopper-Pearson bound to rounding, the binomial tail and the inverted
+    bound could fall on either side of it, and the chance disagreed with decide_rate's own ends (710 of these 3,432
+    cases before). decide_rate computes its held level as 1 - (1 - held_alpha), so the chance is asked at that."""
+    disagree = []
+    for trials in (1, 2, 3, 5, 8):
+        for alpha in (0.01, 0.05, 0.2):
+            for held_alpha in (0.01, 0.05, 0.2):
+                thresholds = {0.0, 0.5, 1.0}
+                for k in range(trials + 1):
+                    for level in (alpha, held_alpha, 1 - (1 - held_alpha)):
+                        thresholds |= {rate_lower_bound(k, trials, level), rate_upper_bound(k, trials, level)}
+                for t in sorted(thresholds):
+                    for at_least in (True, False):
+                        for rate in (0.3, 0.7):
+                            computed = inconclusive_chance(
+                                trials, t, rate, at_least=at_least, alpha=alpha, held_alpha=1 - (1 - held_alpha)
+                            )
+                            counted = _brute_force_inconclusive(
+                                trials, t, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha
+                            )
+                            if abs(computed - counted) > 1e-12:
+                                disagree.append((trials, t, rate, at_least, alpha, held_alpha, computed, counted))
+    assert not disagree, f"{len(disagree)} cases, the first: {disagree[:3]}"
 
 
 def test_the_inconclusive_chance_is_bounded_in_trials():

@@ -43,15 +43,16 @@ def test_disk_memory_and_events(tmp_path):
     calls = []
     compute = lambda _: calls.append(1) or {"v": 3}  # noqa: E731
     first = ResultStore(tmp_path)
-    first.current_test = "t"
-    assert first.get_or_compute("x", {}, compute) == {"v": 3}
-    assert first.get_or_compute("x", {}, compute) == {"v": 3}
+    with first.running_test("t"):
+        assert first.get_or_compute("x", {}, compute) == {"v": 3}
+        assert first.get_or_compute("x", {}, compute) == {"v": 3}
     second = ResultStore(tmp_path)  # another process: reads the file
-    second.current_test = "t"
-    assert second.get_or_compute("x", {}, compute) == {"v": 3}
+    with second.running_test("t"):
+        assert second.get_or_compute("x", {}, compute) == {"v": 3}
     assert len(calls) == 1
     assert [e["status"] for e in first.take_events("t")] == [COMPUTED, IN_MEMORY]
     assert [e["status"] for e in second.take_events("t")] == [FROM_STORE]
+    assert not first.take_events("") and not second.take_events("")  # the scope ended: nothing recorded outside it
     files = sorted(tmp_path.glob("*/*.npz"))
     assert ResultStore(tmp_path).get_or_compute("y", {}, compute, persist=False) == {"v": 3}
     assert sorted(tmp_path.glob("*/*.npz")) == files  # kept in memory only
@@ -63,14 +64,14 @@ def test_a_mutant_never_leaks_into_real_results(tmp_path):
     other = module(tmp_path, "toy_kernel_b", "def g():\n    return 2\n")
     store = ResultStore(None)
     store.get_or_compute("other", {}, lambda _: other.g(), code=[other])
-    store.namespace, store.mutated_module = "mutant", "toy_kernel_a"
-    assert store.get_or_compute("mutated", {}, lambda _: 99, code=[kernel]) == 99  # computed under the mutant
-    calls = []
-    assert (
-        store.get_or_compute("other", {}, lambda _: calls.append(1) or 2, code=[other]) == 2 and not calls
-    )  # untouched: reused
-    assert store.get_or_compute("unknown", {}, lambda _: 5) == 5  # no code named: treated as touched
-    store.namespace = store.mutated_module = ""
+    with store.under_mutant("mutant", "toy_kernel_a"):
+        assert store.get_or_compute("mutated", {}, lambda _: 99, code=[kernel]) == 99  # computed under the mutant
+        calls = []
+        assert (
+            store.get_or_compute("other", {}, lambda _: calls.append(1) or 2, code=[other]) == 2 and not calls
+        )  # untouched: reused
+        assert store.get_or_compute("unknown", {}, lambda _: 5) == 5  # no code named: treated as touched
+    assert store.namespace == ""  # the block ended: the real code again
     assert store.get_or_compute("mutated", {}, lambda _: kernel.f(), code=[kernel]) == 1  # the real value, not 99
 
 
@@ -115,12 +116,11 @@ def _only_entry(root: Path) -> Path:
 
 
 def _events(store: ResultStore) -> list[dict]:
-    return store.take_events("t")
+    return store.take_events("")
 
 
 def _fresh(root: Path) -> ResultStore:
     store = ResultStore(root)
-    store.current_test = "t"
     return store
 
 

@@ -37,12 +37,11 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "means"
 
 def _fresh(root: Path, **options) -> ResultStore:
     store = ResultStore(root, **options)
-    store.current_test = "t"
     return store
 
 
 def _only_event(store: ResultStore) -> dict:
-    (event,) = store.take_events("t")
+    (event,) = store.take_events("")
     return event
 
 
@@ -508,10 +507,9 @@ from pathlib import Path
 from pytest_claims.store import ResultStore
 
 store = ResultStore(Path(sys.argv[1]))
-store.current_test = "t"
 value = store.get_or_compute("x", {}, lambda _: 7)
 print(value, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024))
-print(store.take_events("t")[0]["note"])
+print(store.take_events("")[0]["note"])
 """
 
 
@@ -543,12 +541,11 @@ from pathlib import Path
 from pytest_claims.store import ResultStore
 
 store = ResultStore(Path(sys.argv[1]))
-store.current_test = "t"
 name, key, code = eval(sys.argv[2])
 value = store.get_or_compute(name, key, lambda _: 7, code=[Path(c) for c in code])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 print(repr(value).replace(chr(10), " "))
-print(store.take_events("t")[0]["note"] or "(no note)")
+print(store.take_events("")[0]["note"] or "(no note)")
 """
 
 

@@ -305,6 +305,19 @@ def incomplete_beta(a: float, b: float, x: float) -> tuple[float, float]:
     return pure_incomplete_beta(a, b, x)
 
 
+def check_probability(name: str, value: float) -> float:
+    """`value` as a float in [0, 1], or a ValueError naming the argument: where the statistics helpers take their
+    arguments, a p of 1.5 or a NaN is a caller's error, not a number to compute with (a NaN compares false with
+    everything, and would pass for whichever branch tests last)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return number
+
+
 def _count(value: int, name: str) -> int:
     try:
         return operator.index(value)
@@ -314,7 +327,7 @@ def _count(value: int, name: str) -> int:
 
 def binomial_cdf(k: int, n: int, p: float) -> float:
     """P(X <= k) for X ~ Binomial(n, p) (1 for k >= n, 0 for k < 0), to about 1e-12 relative."""
-    k, n = _count(k, "k"), _count(n, "n")
+    k, n, p = _count(k, "k"), _count(n, "n"), check_probability("p", p)
     if k < 0:
         return 0.0
     if k >= n:
@@ -331,7 +344,7 @@ def binomial_cdf(k: int, n: int, p: float) -> float:
 
 def binomial_sf(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p) (1 for k <= 0, 0 for k > n), to about 1e-12 relative."""
-    k, n = _count(k, "k"), _count(n, "n")
+    k, n, p = _count(k, "k"), _count(n, "n"), check_probability("p", p)
     if k <= 0:
         return 1.0
     if k > n:
@@ -357,6 +370,7 @@ def rate_lower_bound(successes: int, trials: int, alpha: float) -> float:
     """One-sided (1 - alpha) Clopper-Pearson lower bound: the p with P(X >= successes | p) = alpha, i.e.
     I_p(successes, trials - successes + 1) = alpha; 0.0 for no successes."""
     successes, trials = _check_counts(successes, trials)
+    alpha = check_probability("alpha", alpha)
     if successes == 0 or alpha <= 0.0:
         return 0.0
     if alpha >= 1.0:
@@ -370,6 +384,7 @@ def rate_upper_bound(successes: int, trials: int, alpha: float) -> float:
     """One-sided (1 - alpha) Clopper-Pearson upper bound: the p with P(X <= successes | p) = alpha, i.e.
     1 - I_p(successes + 1, trials - successes) = alpha; 1.0 when every trial succeeded."""
     successes, trials = _check_counts(successes, trials)
+    alpha = check_probability("alpha", alpha)
     if successes == trials or alpha <= 0.0:
         return 1.0
     if alpha >= 1.0:

@@ -1,17 +1,19 @@
 """The running session and statement test, as a context variable: the library reads it, the plugin sets it.
 
 The assertion and decision helpers, `current_store()`, `current_evidence()` and `registered_false_alarm()` read
-it; the plugin sets it at configure (the session: its result store) and at each test's setup (the running
-test: its evidence, false-alarm level and reproduce line), and resets it with its token at unconfigure, so a
-session run inside a test (pytester) hands the outer one back when it ends. Nothing here imports the plugin
-(as hypothesis' statistics collector is written into by the library and installed by its pytest plugin).
+it; the plugin sets it at configure (the session: its result store) and around each test's protocol (the
+running test: its evidence, false-alarm level and reproduce line: RunningSession.with_test), and resets it with
+its token at unconfigure, so a session run inside a test (pytester) hands the outer one back when it ends.
+Nothing here imports the plugin (as hypothesis' statistics collector is written into by the library and
+installed by its pytest plugin).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pytest_claims.evidence import Evidence
 from pytest_claims.outcomes import ClaimRefuted
@@ -33,9 +35,18 @@ class RunningSession:
     """An active pytest-claims session in this process."""
 
     store: ResultStore
-    state: Any  # the plugin's per-process state (opaque to the library)
-    test: RunningTest | None = None
+    test: RunningTest | None = None  # set by with_test only
     seed: int | None = None  # the run's master seed (pytest_claims.seeding: keyed generators read it)
+
+    @contextlib.contextmanager
+    def with_test(self, test: RunningTest) -> Iterator[None]:
+        """`test` is the running test inside the block, the one before it again after, even when the block raises
+        (as hypothesis' `collector.with_value`)."""
+        before, self.test = self.test, test
+        try:
+            yield
+        finally:
+            self.test = before
 
 
 SESSION: contextvars.ContextVar[RunningSession | None] = contextvars.ContextVar("pytest_claims_session", default=None)

@@ -20,7 +20,7 @@ from statistics import NormalDist
 from typing import Any
 
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
-from pytest_claims.binomial import rate_lower_bound, rate_upper_bound
+from pytest_claims.binomial import check_probability, rate_lower_bound, rate_upper_bound
 from pytest_claims.context import record
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 
@@ -46,8 +46,11 @@ def trials_to_decide(
     alpha^(1/n) or 1 - alpha^(1/n)), else the normal approximation z^2 r (1 - r) / (r - t)^2 (closed
     forms: an exact search costs O(n) per bound and ran for seconds to minutes near the threshold).
     None when the rate sits on the threshold (no sample size decides it) or the answer exceeds `most`.
-    The statement's side (at_least) does not change the answer: either way one bound must clear t."""
-    if rate == threshold:
+    The statement's side (at_least) does not change the answer: either way one bound must clear t. At level 0
+    no sample decides (None)."""
+    rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
+    _check_level("alpha", alpha)
+    if alpha == 0.0 or rate == threshold:
         return None
     if rate in (0.0, 1.0):
         needed = math.log(alpha) / math.log(threshold if rate == 1.0 else 1.0 - threshold)
@@ -109,17 +112,71 @@ def inconclusive_chance(
     if trials > INCONCLUSIVE_CHANCE_MAX_TRIALS:
         return None
     held_alpha = alpha if held_alpha is None else held_alpha
-    if not at_least:  # 'rate <= t' in n - X is 'rate >= 1 - t', with the same bounds mirrored
-        threshold, rate = 1.0 - threshold, 1.0 - rate
-    refuted, held = rate_decision_counts(trials, threshold, alpha=alpha, held_alpha=held_alpha)
-    if held - refuted <= 1:
+    n, t = trials, threshold
+    if at_least:
+        refuted, held = rate_decision_counts(n, t, alpha=alpha, held_alpha=held_alpha)
+        # The duality's counts, settled on decide_rate's own comparisons: where a bound equals the threshold to
+        # rounding, the tail and the inverted bound can fall on either side of it (seen with n <= 3)
+        held = _least_in(lambda k: rate_lower_bound(k, n, held_alpha) >= t, held, n)
+        refuted = _largest_in(lambda k: rate_upper_bound(k, n, alpha) < t, refuted, n)
+        below, above = refuted, held  # inconclusive: refuted < X < held
+    else:  # 'rate <= t' in n - X is 'rate >= 1 - t', with the same bounds mirrored
+        refuted, held = rate_decision_counts(n, 1.0 - t, alpha=alpha, held_alpha=held_alpha)
+        held = _largest_in(lambda k: rate_upper_bound(k, n, held_alpha) <= t, n - held, n)
+        refuted = _least_in(lambda k: rate_lower_bound(k, n, alpha) > t, n - refuted, n)
+        below, above = held, refuted  # inconclusive: held < X < refuted
+    if above - below <= 1:
         return 0.0
-    chance = _binomial_cdf(held - 1, trials, rate) - _binomial_cdf(refuted, trials, rate)
+    chance = _binomial_cdf(above - 1, n, rate) - _binomial_cdf(below, n, rate)
     return min(1.0, max(0.0, chance))
+
+
+def _least_in(member, guess: int, n: int) -> int:
+    """The least count in [0, n] of a set closed upward (`member` false, then true), n + 1 if none is, from a guess
+    a count or two off."""
+    guess = min(max(guess, 0), n + 1)
+    while guess > 0 and member(guess - 1):
+        guess -= 1
+    while guess <= n and not member(guess):
+        guess += 1
+    return guess
+
+
+def _largest_in(member, guess: int, n: int) -> int:
+    """The largest count in [0, n] of a set closed downward (`member` true, then false), -1 if none is."""
+    guess = min(max(guess, -1), n)
+    while guess < n and member(guess + 1):
+        guess += 1
+    while guess >= 0 and not member(guess):
+        guess -= 1
+    return guess
 
 
 # ------------------------------------------------------------------------------------------------
 # Deciding
+
+
+def _not_a_number(value: Any) -> bool:
+    """True for a NaN and for what is not a number at all (float() refuses it)."""
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def _check_level(name: str, value: float) -> None:
+    """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
+    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
+    if _not_a_number(value) or not 0.0 <= float(value) < 0.5:
+        raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
+
+
+def _check_levels(alpha: float, held_confidence: float | None) -> None:
+    """The registered false alarm (_check_level) and the confidence at which the statement is shown, in (0.5, 1]
+    (1: never shown), or one ValueError naming the argument."""
+    _check_level("alpha", alpha)
+    if held_confidence is not None and (_not_a_number(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
+        raise ValueError(f"held_confidence must be a confidence in (0.5, 1], got {held_confidence!r}")
 
 
 def decide_interval(
@@ -138,8 +195,15 @@ def decide_interval(
     on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false alarm).
     Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
     other side, inconclusive otherwise. `inconclusive_chance`, where the caller can compute it, is recorded
-    beside `refute_alpha`: the chance of an inconclusive end at this sample size."""
+    beside `refute_alpha`: the chance of an inconclusive end at this sample size. An alpha of 0 (a false alarm
+    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error."""
     __tracebackhide__ = True
+    _check_levels(alpha, held_confidence)
+    for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
+        if _not_a_number(value):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    if lower > upper:
+        raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
     side = ">=" if at_least else "<="
     found = {
         "lower": lower,
@@ -187,6 +251,8 @@ def decide_rate(
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
+    _check_levels(alpha, held_confidence)
+    threshold = check_probability("threshold", threshold)
     held_alpha = 1 - held_confidence if held_confidence is not None else alpha
     if at_least:
         lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
@@ -211,7 +277,9 @@ def decide_rate(
         held_confidence=1 - held_alpha,
         inconclusive_chance=inconclusive_chance(
             trials, threshold, successes / trials, at_least=at_least, alpha=alpha, held_alpha=held_alpha
-        ),
+        )
+        if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
+        else None,
     )
 
 
@@ -221,8 +289,15 @@ def decide_test(
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
     opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
-    p-value that is not a number decides nothing."""
+    p-value that is not a number decides nothing (a t-test of fewer than two values, or of no spread, gives one);
+    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing)."""
     __tracebackhide__ = True
+    _check_level("alpha", alpha)
+    if held_alpha is not None:
+        _check_level("held_alpha", held_alpha)
+    for name, p in (("p_for", p_for), ("p_against", p_against)):
+        if not _not_a_number(p):
+            check_probability(name, p)
     shown_at = alpha if held_alpha is None else held_alpha
     held = p_for < shown_at
     refuted = p_against < alpha and not held

@@ -175,7 +175,7 @@ STORE_EVENT = record(
 RUN_RECORD = record(
     {"tier": STR},
     {
-        **{k: optional(STR) for k in ("host", "device", "commit", "date", "store", "source", "interrupted")},
+        **{k: optional(STR) for k in ("run", "host", "device", "commit", "date", "store", "source", "interrupted")},
         "tests": list_of(STR),
     },
 )
@@ -234,6 +234,19 @@ PREVIOUS_FILE = record(
 )
 
 
+COMPARED_FILE = record(
+    {
+        "claims": list_of(
+            record(
+                {"id": STR, "key": STR, "verdict": STR},
+                {"statements": list_of(record({"test": STR, "outcome": STR}, {"statement": optional(STR)}))},
+            )
+        )
+    },
+    {"runs": list_of(record({}, {"date": STR})), "environment": optional(dict_of(ANY))},
+)
+
+
 def _checked(payload: dict[str, Any], schema: Check, path: Path | str, what: str) -> dict[str, Any]:
     try:
         schema(payload, "")
@@ -250,6 +263,11 @@ def checked_run(payload: dict[str, Any], path: Path | str) -> dict[str, Any]:
 def checked_previous(payload: dict[str, Any], path: Path | str, what: str = "--previous-verdicts ") -> dict[str, Any]:
     """A previous run's verdicts.json (--previous-verdicts): the fields the comparison reads checked."""
     return _checked(payload, PREVIOUS_FILE, path, what)
+
+
+def checked_compared(payload: dict[str, Any], path: Path | str) -> dict[str, Any]:
+    """A verdicts.json given to pytest-claims-compare: every field the comparison reads or prints checked."""
+    return _checked(payload, COMPARED_FILE, path, "")
 
 
 def file_within(directory: Path, relative: str) -> Path | None:

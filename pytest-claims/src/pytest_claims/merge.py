@@ -48,7 +48,8 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def _run_identity(payload: dict[str, Any]) -> str:
-    runs = [{k: run.get(k) for k in ("host", "date", "commit", "tier", "tests", "seed")} for run in payload["runs"]]
+    fields = ("run", "host", "date", "commit", "tier", "tests", "seed")  # "run": the report id (files since 2026-12)
+    runs = [{k: run.get(k) for k in fields} for run in payload["runs"]]
     return json.dumps([payload.get("seed"), runs], sort_keys=True)
 
 
@@ -272,9 +273,11 @@ def _store_events(payloads: list[dict[str, Any]]) -> dict[str, list[dict[str, An
     return dict(sorted(events.items()))
 
 
-def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> None:
-    """Copy every figure the merged payload names from the input runs' report directories (only files inside them)."""
+def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> list[str]:
+    """Copy every figure the merged payload names from the input runs' report directories (only files inside them);
+    return those found in none of them (a saved run under runs/ keeps only its verdicts.json)."""
     wanted = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
+    missing = []
     for path in sorted(wanted):
         for source in sources:
             file = file_within(source.parent, path)
@@ -283,6 +286,9 @@ def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> Non
                 if file.resolve() != (out / path).resolve():
                     shutil.copyfile(file, out / path)
                 break
+        else:
+            missing.append(path)
+    return missing
 
 
 def comparable(payload: dict[str, Any]) -> dict[str, Any]:
@@ -317,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"merge: {error}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    copy_figures(merged, [p.resolve() for p in args.runs], args.out)
+    missing = copy_figures(merged, [p.resolve() for p in args.runs], args.out)
     merged[REPORT_ID] = new_report_id()
     try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
         write_merged(args.out, merged, standalone_html(merged, args.out, _title(args.title, merged)))
@@ -325,6 +331,14 @@ def main(argv: list[str] | None = None) -> int:
         pair = [args.out / "verdicts.json", args.out / "verdict.html"]
         print(f"merge: {failed_write_line(error, pair) if isinstance(error, OSError) else error}", file=sys.stderr)
         return 2
+    if missing:  # the page shows them as absent; say which, and why that happens
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        print(
+            f"merge: {len(missing)} figure(s) the runs name are not beside their verdicts.json and are left out of the "
+            f"page: {shown} (a saved run under runs/ keeps only verdicts.json: merge the report directories' files "
+            "for the figures)",
+            file=sys.stderr,
+        )
     counts: dict[str, int] = {}
     for record in merged["claims"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from pytest_claims import compat, mutant_process
 from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
 from pytest_claims.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, State
 from pytest_claims.verdicts import (
@@ -40,6 +41,7 @@ from pytest_claims.verdicts import (
     KILL_REFUTED,
     MutantResult,
 )
+from pytest_claims.worker import running
 
 
 class MutantError(ValueError):
@@ -323,33 +325,50 @@ class MutantRunner:
                     mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
                     mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
                     found.append(mutant)
+                    self.state.mutant_items[mutant.nodeid] = item.stash[STATEMENT][0].id
                 per_test.append(found)
         rounds = max((len(found) for found in per_test), default=0)
         items.extend(found[i] for i in range(rounds) for found in per_test if i < len(found))
 
     def try_mutant(self, item: pytest.Item, name: str, nextitem: pytest.Item | None) -> MutantResult:
-        from _pytest.runner import runtestprotocol
+        runtestprotocol = compat.runtestprotocol()
 
         state = self.state
         mutant = state.mutants[name]
-        state.mutant_active = state.store.namespace = name
-        state.store.mutated_module = mutant.target.partition(":")[0]
+        state.mutant_active = name
         clear_function_caches(Path(state.config.rootpath))
         try:
-            with applied(mutant):
-                reports = runtestprotocol(item, log=False, nextitem=nextitem)
+            with state.store.under_mutant(name, mutant.target.partition(":")[0]), running(state, item):
+                with applied(mutant):
+                    reports = runtestprotocol(item, log=False, nextitem=nextitem)
         finally:
-            state.mutant_active = state.store.namespace = state.store.mutated_module = ""
+            state.mutant_active = ""
             clear_function_caches(Path(state.config.rootpath))
             state.store.take_events(item.nodeid)
         return classify(name, reports)
+
+    def try_contained(self, item: MutantItem, nextitem: pytest.Item | None) -> MutantResult:
+        """The mutant's test run in a child process (mutant_process), with a time limit from the real test's time;
+        then this process tears down what `nextitem` does not need, as the test's own teardown would have."""
+        durations = self.state.durations
+        real = durations.get(item.target.nodeid)
+        known = [seconds for test, seconds in durations.items() if test in self.state.statement_of]
+        limit, derived = mutant_process.time_limit(item.config, real, max(known, default=0.0))
+        result = mutant_process.run_forked(
+            item.mutant, lambda: self.try_mutant(item.target, item.mutant, nextitem), limit, derived
+        )
+        item.session._setupstate.teardown_exact(nextitem)
+        return result
 
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         if not isinstance(item, MutantItem):
             return None  # the default protocol runs the real test
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         start = time.time()
-        result = self.try_mutant(item.target, item.mutant, nextitem)
+        if mutant_process.can_fork() and not hasattr(item.config, "workerinput"):  # serially: in a process of its own
+            result = self.try_contained(item, nextitem)
+        else:  # an xdist worker: the controller names a worker that crashes under the mutant
+            result = self.try_mutant(item.target, item.mutant, nextitem)
         for report in mutant_reports(item, result, start, time.time()):
             item.ihook.pytest_runtest_logreport(report=report)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, options, properties, runs, seeding, threads, worker
+from pytest_claims import context, mutant_process, options, properties, runs, seeding, threads, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.export import Exporter, parse_formats
@@ -43,7 +43,7 @@ from pytest_claims.registry import (
 )
 from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
 from pytest_claims.session import Controller
-from pytest_claims.state import STATE, State, is_worker, state_of
+from pytest_claims.state import STATE, State, is_worker
 from pytest_claims.store import ResultStore, StoreUnusable
 from pytest_claims.strict import Strict
 from pytest_claims.terminal import Terminal
@@ -92,6 +92,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_ini(parser)
     seeding.add_options(parser, group)
     runs.add_options(parser, group)
+    mutant_process.add_options(parser)
 
 
 def _store_for(config: pytest.Config) -> ResultStore:
@@ -193,12 +194,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
     _load_mutants(config, state)
     state.running.seed = seed
-    previous = config.getoption("claims_previous") or runs.default_previous(config, state.report_dir)
+    previous = config.getoption("claims_previous")
     if previous:
         try:
             state.previous = checked_previous(read_previous(previous), previous)
         except PayloadError as error:
             raise pytest.UsageError(str(error)) from None
+    else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
+        state.previous_candidates = runs.previous_candidates(config, state.report_dir, _note)
     if not is_worker(config):
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
@@ -318,7 +321,6 @@ def _catch_sigterm(state: State) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = state_of(config)
     if _SIGTERM_BEFORE in config.stash:
         try:
             signal.signal(signal.SIGTERM, config.stash[_SIGTERM_BEFORE])
@@ -333,12 +335,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if SESSION_TOKEN in config.stash:
         context.leave_session(config.stash[SESSION_TOKEN])
         del config.stash[SESSION_TOKEN]
-    if state is not None:
-        state.running.test = None
     for plugin in config.stash.get(ROLES, []):  # as pytest's junitxml unregisters its LogXML
         config.pluginmanager.unregister(plugin)
     if ROLES in config.stash:
         del config.stash[ROLES]
+
+
+def _note(line: str) -> None:
+    sys.stderr.write(line + "\n")
 
 
 def raised_where(error: BaseException) -> str:

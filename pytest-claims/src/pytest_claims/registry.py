@@ -164,8 +164,11 @@ def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> 
     for tier, value in table.items():
         if tier not in tiers:
             raise RegistryError(f"registry: {where} false_alarm names unknown tier {tier!r} (tiers: {tiers})")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-            raise RegistryError(f"registry: {where} false_alarm[{tier}] must be a probability in [0, 1), got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 0.5:
+            raise RegistryError(
+                f"registry: {where} false_alarm[{tier}] must be a probability in [0, 0.5) (what the statistics "
+                f"helpers take as a level), got {value!r}"
+            )
         out[tier] = float(value)
     if any(out.values()) and not str(record.get("false_alarm_basis", "")).strip():
         raise RegistryError(

@@ -232,29 +232,20 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
 def changes_html(changes: dict[str, Any] | None) -> str:
     if not changes:
         return ""
-    if not changes["claims"] and not changes["statements"]:
+    selection = changes.get("selection") or []
+    if not changes["claims"] and not changes["statements"] and not selection:
         return '<div class="changes"><b>Changed since the previous run:</b> nothing.</div>'
+    claim = "<li><b>{key}</b> <code>{id}</code>: {before} &rarr; <b>{after}</b></li>"
+    test = "<li>{claim} / {statement}: {before} &rarr; <b>{after}</b> <small>{test}</small></li>"
     parts = ['<div class="changes"><b>Changed since the previous run</b>']
-    if changes["claims"]:
-        parts.append(
-            "<ul>"
-            + "".join(
-                f"<li><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code>: "
-                f"{esc(c['before'])} &rarr; <b>{esc(c['after'])}</b></li>"
-                for c in changes["claims"]
-            )
-            + "</ul>"
-        )
-    if changes["statements"]:
-        parts.append(
-            "<ul>"
-            + "".join(
-                f"<li>{esc(s['claim'])} / {esc(s['statement'])}: "
-                f"{esc(s['before'])} &rarr; <b>{esc(s['after'])}</b> <small>{esc(s['test'])}</small></li>"
-                for s in changes["statements"]
-            )
-            + "</ul>"
-        )
+    for title, rows, row in (
+        ("", changes["claims"], claim),
+        ("", changes["statements"], test),
+        ("Selected by only one of the two runs, not compared:", selection, claim),
+    ):
+        if rows:
+            items = "".join(row.format(**{k: esc(v) for k, v in r.items()}) for r in rows)
+            parts.append(f"{esc(title)}<ul>{items}</ul>")
     parts.append("</div>")
     return "".join(parts)
 

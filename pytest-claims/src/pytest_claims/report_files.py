@@ -6,7 +6,7 @@ wrote, recorded so that pruning touches nothing else.
   disk, an unwritable directory) leaves the previous reports as they were. Both files carry the same report id
   (`report_id` in verdicts.json, `data-report-id` in the HTML), so a reader can tell that they belong together.
 - The report directory is locked for the whole run (and for a merge's write), so two runs cannot interleave their
-  files there: the second is refused in one line that names the run holding it.
+  files there: the second is refused in one line that names the run holding it (pytest_claims.report_lock).
 - `ReportWriter` is the run's role: pytest-html renders its page as before, but hands the text to this module,
   which writes it with verdicts.json after pytest-html's own session finish.
 - The figure manifest (`.claims-figures.json` in the report directory) lists every figure a run named, with when it
@@ -29,15 +29,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from filelock import FileLock, Timeout
 
+from pytest_claims import compat
 from pytest_claims import payload as verdicts_json
 from pytest_claims import runs as saved_runs
 from pytest_claims.inputs import file_within
+from pytest_claims.report_lock import LOCK_FILE, OWNER_FILE, ReportDirectoryBusy, ReportDirectoryLock  # noqa: F401
 
 REPORT_ID = "report_id"
-LOCK_FILE = ".claims-report.lock"
-OWNER_FILE = ".claims-report.owner"  # who holds the lock: named in the refusal of a second run
 MANIFEST_FILE = ".claims-figures.json"
 FIGURES_KEPT_SECONDS = 24 * 3600
 
@@ -46,48 +45,6 @@ def new_report_id() -> str:
     """A name for one run's (or one merge's) report pair: when, where, which process, and a random part."""
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return f"{now}-{platform.node() or 'host'}-{os.getpid()}-{secrets.token_hex(3)}"
-
-
-class ReportDirectoryBusy(Exception):
-    """Another run holds the report directory."""
-
-
-class ReportDirectoryLock:
-    """An exclusive lock on a report directory (an OS file lock: released when its process ends, however it ends)."""
-
-    def __init__(self, directory: Path, report_id: str) -> None:
-        self.directory = Path(directory)
-        self.report_id = report_id
-        self._lock = FileLock(str(self.directory / LOCK_FILE), timeout=0)
-
-    def acquire(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        try:
-            self._lock.acquire()
-        except Timeout:
-            raise ReportDirectoryBusy(
-                f"the report directory {self.directory} is in use by {self._holder()}; wait for it to end, or give "
-                "this run a directory of its own (-o claims_report_dir=DIR; a merge: -o DIR)"
-            ) from None
-        owner = {"report_id": self.report_id, "pid": os.getpid(), "host": platform.node(), "command": sys.argv[:6]}
-        owner["started"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        try:
-            write_together([(self.directory / OWNER_FILE, json.dumps(owner) + "\n")])
-        except OSError:  # the lock holds without it; a second run's refusal then names less
-            pass
-
-    def _holder(self) -> str:
-        try:
-            owner = json.loads((self.directory / OWNER_FILE).read_text(encoding="utf-8"))
-            return (
-                f"run {owner['report_id']} (pid {owner['pid']} on {owner['host']}, started {owner['started']}: "
-                f"{' '.join(str(a) for a in owner['command'])})"
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return "another run (its owner file is unreadable)"
-
-    def release(self) -> None:
-        self._lock.release()
 
 
 @contextmanager
@@ -203,11 +160,10 @@ def named_figures(payload: dict[str, Any]) -> set[str]:
 
 def pytest_html_report(config: pytest.Config) -> Any:
     """pytest-html's report object (registered by its pytest_configure beside its plugin module), or None."""
-    try:
-        from pytest_html.basereport import BaseReport
-    except ImportError:
+    base = compat.html_report_base()
+    if base is None:
         return None
-    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, BaseReport)), None)
+    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, base)), None)
 
 
 class ReportWriter:
@@ -225,7 +181,7 @@ class ReportWriter:
         """pytest-html renders its page and writes it with open("w"): take the text instead (its `_write_report`,
         pytest-html 4), to write it with verdicts.json. Without that method pytest-html writes its file itself."""
         html = pytest_html_report(session.config)
-        if html is None or not callable(getattr(html, "_write_report", None)):
+        if html is None or compat.write_report_problem(type(html)):
             return
         self.html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
 

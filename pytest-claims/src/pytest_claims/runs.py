@@ -6,11 +6,17 @@ default `--previous-verdicts`, and `pytest-claims-compare A B` for CI across com
 Each run with verdicts writes `<claims_report_dir>/runs/NNNN_<UTC date>_seed<seed>/verdicts.json` (as
 pytest-benchmark autosaves `NNNN_<commit>_<date>.json`): the number is one more than the largest there, the
 directory is made with one mkdir (which fails rather than reuse a name another run took at the same moment) and
-the file is written to a temporary name and renamed, so a saved run is never overwritten nor read half-written.
+the file is written to a temporary name and renamed, so a saved run is never overwritten nor read half-written (a
+write that fails removes both, leaving nothing behind). Only `runs/` itself and real directories in it are used: a
+`runs/` or an entry that is a symbolic link is passed over, never followed out of the report directory; a name
+whose number has more than 9 digits is not a saved run. A saved run that fails the check a previous run gets is
+skipped with one line (the run before it is the previous one), never stopping a run.
 A and B are run numbers (`7`, `0007`) or paths (a verdicts.json or a directory holding one); without B, A is
 compared with the last saved run; without either, the last two saved runs are. It prints the claims whose verdict
-changed, the statement tests whose outcome changed and the environment lines that differ, and exits 1 when a
-verdict or an outcome changed, 0 when none did (a different environment alone is not a change), 2 on bad input.
+changed, the statement tests whose outcome changed, the claims that only one of the runs selected and the
+environment lines that differ. Exit status: 1 when a verdict or an outcome changed; else 3 when the runs did not
+select the same claims (what one of them did not select was not compared); else 0 (a different environment alone
+is not a change); 2 on bad input (one line, whatever the file holds).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import datetime as dt
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,12 +33,17 @@ from typing import Any
 import pytest
 
 from pytest_claims import payload as verdicts_json
+from pytest_claims.atomic import atomic_write
+from pytest_claims.inputs import checked_compared, checked_previous
 from pytest_claims.payload import PayloadError
 from pytest_claims.verdicts import changes
 
 RUNS_DIR = "runs"
 SAVE_INI = "claims_save_runs"
-_NAME = re.compile(r"^(\d{4,})_")
+VERDICTS = "verdicts.json"
+_NAME = re.compile(r"^([0-9]{4,9})_")  # at most 9 digits: a junk name of 250 digits is no saved run
+CANDIDATES = 20  # saved runs examined for the previous run of the same selection, newest first
+EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_SELECTION_DIFFERS = 1, 2, 3
 
 
 class CompareError(ValueError):
@@ -48,25 +60,41 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
     )
 
 
-def saved_runs(report_dir: Path) -> list[tuple[int, Path]]:
-    """The saved runs under `report_dir`/runs, (number, directory), oldest first."""
-    found = []
+def _runs_root(report_dir: Path) -> Path | None:
+    """`report_dir`/runs when it is a real directory (not a symbolic link out of the report directory), else None."""
     root = Path(report_dir) / RUNS_DIR
-    if root.is_dir():
+    try:
+        return root if stat.S_ISDIR(os.lstat(root).st_mode) else None
+    except OSError:
+        return None
+
+
+def saved_runs(report_dir: Path) -> list[tuple[int, Path]]:
+    """The saved runs under `report_dir`/runs, (number, directory), oldest first: real directories holding a regular
+    verdicts.json (a symbolic link, there or for runs/ itself, is passed over)."""
+    found = []
+    root = _runs_root(report_dir)
+    if root is not None:
         for entry in root.iterdir():
             match = _NAME.match(entry.name)
-            if match and entry.is_dir() and (entry / "verdicts.json").is_file():
-                found.append((int(match.group(1)), entry))
+            try:
+                if match and stat.S_ISDIR(os.lstat(entry).st_mode) and stat.S_ISREG(os.lstat(entry / VERDICTS).st_mode):
+                    found.append((int(match.group(1)), entry))
+            except OSError:
+                continue
     return sorted(found)
 
 
 def save_run(report_dir: Path, payload: dict[str, Any]) -> Path:
-    """Write `payload` as the next numbered saved run; return its verdicts.json."""
+    """Write `payload` as the next numbered saved run; return its verdicts.json. OSError when it cannot be saved
+    (then nothing of it is left behind: neither a temporary file nor an empty numbered directory)."""
     root = Path(report_dir) / RUNS_DIR
     root.mkdir(parents=True, exist_ok=True)
+    if _runs_root(report_dir) is None:
+        raise OSError(f"{root} is not a directory of the report directory (a symbolic link?): not followed")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     seed = payload.get("seed")
-    label = "-".join(map(str, seed)) if isinstance(seed, list) else str(seed)
+    label = re.sub(r"[^0-9A-Za-z.-]", "_", "-".join(map(str, seed)) if isinstance(seed, list) else str(seed))[:40]
     taken = [int(m.group(1)) for e in root.iterdir() if (m := _NAME.match(e.name))]
     number = max(taken, default=0) + 1
     while True:
@@ -76,37 +104,62 @@ def save_run(report_dir: Path, payload: dict[str, Any]) -> Path:
             break
         except FileExistsError:  # another run took this number a moment ago
             number += 1
-    final = directory / "verdicts.json"
-    partial = directory / f".verdicts.json.{os.getpid()}.tmp"
-    partial.write_text(verdicts_json.text(payload), encoding="utf-8")
-    os.replace(partial, final)
-    return final
-
-
-def default_previous(config: pytest.Config, report_dir: Path) -> str | None:
-    """The last saved run (controller only), for `--previous-verdicts` when it is not given; None without one."""
-    if hasattr(config, "workerinput"):
-        return None
-    for _, directory in reversed(saved_runs(report_dir)):
+    try:
+        atomic_write(directory / VERDICTS, verdicts_json.text(payload).encode("utf-8"), sync=False)
+    except BaseException:
         try:
-            load(directory / "verdicts.json")
-        except CompareError:  # a damaged saved run is skipped here; the compare command names it
-            continue
-        return str(directory / "verdicts.json")
-    return None
+            directory.rmdir()
+        except OSError:
+            pass
+        raise
+    return directory / VERDICTS
+
+
+def previous_candidates(config: pytest.Config, report_dir: Path, note: Any = None) -> list[tuple[Path, dict]]:
+    """The newest saved runs that pass the check a `--previous-verdicts` file gets, (verdicts.json, its payload),
+    newest first, at most CANDIDATES (controller only; none on a worker). A damaged one is skipped with one line
+    to `note` and never stops the run."""
+    if hasattr(config, "workerinput"):
+        return []
+    found: list[tuple[Path, dict]] = []
+    for _, directory in reversed(saved_runs(report_dir)[-CANDIDATES:]):
+        path = directory / VERDICTS
+        try:
+            found.append((path, checked_previous(load(path), path, "")))
+        except (CompareError, PayloadError, RecursionError) as error:
+            if note is not None:
+                note(f"pytest-claims: the saved run {path} is damaged and was skipped ({str(error)[:200]})")
+    return found
+
+
+def selected_claims(payload: dict[str, Any]) -> set[str]:
+    """The ids of the claims a run selected (every verdict but `not selected`)."""
+    return {c["id"] for c in payload["claims"] if c["verdict"] != "not selected"}
+
+
+def same_selection(candidates: list[tuple[Path, dict]], selected: set[str]) -> tuple[Path, dict] | None:
+    """The newest candidate that selected exactly `selected`, else the newest (its changes then name the claims
+    that only one of the two runs selected), else None."""
+    for path, payload in candidates:
+        if selected_claims(payload) == selected:
+            return path, payload
+    return candidates[0] if candidates else None
 
 
 def load(path: Path) -> dict[str, Any]:
-    """A verdicts.json of any schema (payload.read_any: only its claims, environment, seed and runs are compared)."""
+    """A verdicts.json of any schema whose compared fields (claims, their statements, runs, environment) are
+    checked (CompareError names the file and the field otherwise)."""
     try:
-        return verdicts_json.read_any(path)
+        return checked_compared(verdicts_json.read_any(path), path)
     except PayloadError as error:
         raise CompareError(str(error)) from None
+    except RecursionError:
+        raise CompareError(f"{path}: not a readable verdicts.json (nested too deeply)") from None
 
 
 def resolve(argument: str, report_dir: Path) -> Path:
     """A run number (of the saved runs under report_dir) or a path (a verdicts.json, or a directory with one)."""
-    if argument.isdigit():
+    if re.fullmatch(r"[0-9]+", argument):  # ASCII digits only: str.isdigit() admits "²" and "١"
         number = int(argument)
         for found, directory in saved_runs(report_dir):
             if found == number:
@@ -132,7 +185,7 @@ def environment_differences(before: dict[str, Any], after: dict[str, Any]) -> li
 
 def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """The claims whose verdict changed (a claim gone from the later run included), the statement tests whose
-    outcome changed, and the environment that differs."""
+    outcome changed, the claims only one of the runs selected, and the environment that differs."""
     found = changes(before, after)
     now = {c["id"] for c in after["claims"]}
     gone = [
@@ -143,6 +196,7 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return {
         "claims": found["claims"] + gone,
         "statements": found["statements"],
+        "selection": found["selection"],
         "environment": environment_differences(before, after),
     }
 
@@ -174,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         before, after = load(named[0]), load(named[1])
     except CompareError as error:
         print(f"pytest-claims-compare: {error}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     found = compare(before, after)
     print(f"before: {describe(named[0], before)}\nafter:  {describe(named[1], after)}")
     if found["claims"]:
@@ -185,13 +239,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"statements whose outcome changed ({len(found['statements'])}):")
         for s in found["statements"]:
             print(f"  {s['claim']} {s['statement']}  {s['test']}: {s['before']} -> {s['after']}")
+    if found["selection"]:
+        print(f"claims that only one run selected, not compared ({len(found['selection'])}):")
+        for c in found["selection"]:
+            print(f"  {c['key']}  {c['id']}: {c['before']} -> {c['after']}")
     if found["environment"]:
         print("environment that differs:")
         for line, old, new in found["environment"]:
             print(f"  {line}: {old} -> {new}")
-    changed = bool(found["claims"] or found["statements"])
-    print("verdicts and outcomes changed" if changed else "no verdict or outcome changed")
-    return 1 if changed else 0
+    if found["claims"] or found["statements"]:
+        print("verdicts and outcomes changed")
+        return EXIT_CHANGED
+    if found["selection"]:
+        print("no verdict or outcome changed among the claims both runs selected; the runs selected different claims")
+        return EXIT_SELECTION_DIFFERS
+    print("no verdict or outcome changed")
+    return 0
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pytest_claims import payload as verdicts_json
 from pytest_claims.collection import registry_check_message
 from pytest_claims.outcomes import CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
+from pytest_claims.runs import same_selection, selected_claims
 from pytest_claims.seeding import master_seed
 from pytest_claims.state import (
     INDIVISIBLE_PROPERTY,
@@ -26,7 +27,7 @@ from pytest_claims.state import (
     STORE_PROPERTY,
     State,
 )
-from pytest_claims.verdicts import ClaimInputs, MutantResult, StatementRun
+from pytest_claims.verdicts import ClaimInputs, MutantResult, StatementRun, changes
 
 
 def git_commit(root: Path) -> str:
@@ -101,6 +102,7 @@ class Controller:
                 state.indivisible[report.nodeid] = value
             elif name == MUTANT_PROPERTY:
                 state.mutant_results.setdefault(value["test"], {})[value["mutant"]] = value
+                state.mutant_items_reached.add(report.nodeid)
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {
@@ -141,9 +143,13 @@ class Controller:
         for run in state.runs.values():
             self.attach_mutants(run)
             inputs[run.claim].runs.append(run)
-        if state.interrupted_by:
-            for test, cids in state.scheduled.items():
-                if test not in state.runs and test not in state.reference and test not in state.crashed:
+        if state.interrupted_by:  # a test, or a mutant item, with no end: not reached (never also counted)
+            scheduled = {test: set(cids) for test, cids in state.scheduled.items()}
+            for test, cid in state.mutant_items.items():
+                scheduled.setdefault(test, set()).add(cid)
+            ended = {*state.runs, *state.reference, *state.crashed, *state.mutant_items_reached}
+            for test, cids in scheduled.items():
+                if test not in ended:
                     for cid in cids:
                         inputs[cid].not_reached.add(test)
                         inputs[cid].interrupted_by = state.interrupted_by
@@ -174,7 +180,7 @@ class Controller:
         state, config = self.state, self.config
         environment = self.environment()
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        return verdicts_json.build(
+        payload = verdicts_json.build(
             state.registry,
             self.claim_inputs(),
             suite=config.getini("claims_title"),
@@ -187,6 +193,7 @@ class Controller:
             collection_errors=[{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
             runs=[
                 {
+                    "run": state.report_id or None,  # tells apart two runs of one second (merge)
                     "tier": tier_of(config),
                     "host": platform.node(),
                     "device": environment.get("device_name", environment.get("device", "cpu")),
@@ -207,6 +214,12 @@ class Controller:
             },
             previous=state.previous,
         )
+        # Without --previous-verdicts: the newest saved run that selected the claims this one did, else the newest
+        # (its changes then name the claims that only one of the two runs selected).
+        chosen = same_selection(state.previous_candidates, selected_claims(payload))
+        if chosen is not None:
+            payload["changes"] = changes(chosen[1], payload)
+        return payload
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -40,17 +40,21 @@ class State:
         self.tiers = registry.tiers
         self.report_dir = Path(config.rootpath) / config.getini("claims_report_dir")
         self.store = store
-        self.running = RunningSession(store=store, state=self)  # what the library sees (pytest_claims.context)
+        self.running = RunningSession(store=store)  # what the library sees (pytest_claims.context)
         self.mutants: dict[str, Any] = {}
         self.export_formats: list[str] = []  # the claim table's formats written beside verdicts.json (export)
         self.stale_mutants: dict[str, str] = {}  # mutant -> why it no longer applies (checked in every run)
         self.run_mutants = bool(config.getoption("claims_mutants"))
         self.mutant_active = ""
         self.previous: dict[str, Any] | None = None
+        # without --previous-verdicts: the newest valid saved runs; the one of this run's selection is the previous
+        self.previous_candidates: list[tuple[Path, dict[str, Any]]] = []
         self.registry_check_failed = ""  # collection stopped at the registry check: no verdicts to give
         self.workers_registry_problems: list[str] = []  # the same check on xdist workers, reported by the controller
         self.runs: dict[str, StatementRun] = {}
         self.mutant_results: dict[str, dict[str, dict[str, Any]]] = {}  # statement test -> mutant -> its result
+        self.mutant_items: dict[str, str] = {}  # a mutant item this process collected -> its claim id (serial)
+        self.mutant_items_reached: set[str] = set()  # the mutant items whose result has come in
         self.reference: dict[str, str] = {}
         self.exercised: dict[str, set[str]] = {}
         self.selected: set[str] = set()

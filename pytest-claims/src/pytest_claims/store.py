@@ -36,9 +36,10 @@ import stat
 import tempfile
 import time
 import types
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -225,11 +226,34 @@ class ResultStore:
         self.lock_notice_seconds = lock_notice_seconds
         # Called with one line when a lock wait passes lock_notice_seconds (the plugin may show it live).
         self.on_wait: Callable[[str], None] | None = None
-        self.namespace = ""  # the applied mutant's name, if any
-        self.mutated_module = ""  # the module the applied mutant changes
+        self._mutant = ("", "")  # the applied mutant's name and the module it changes: set by under_mutant only
         self._memory: dict[str, Any] = {}
         self._events: list[tuple[str, StoreEvent]] = []
-        self.current_test = ""
+        self._test = ""  # the test whose results are being asked for: set by running_test only
+
+    @property
+    def namespace(self) -> str:
+        """The applied mutant's name ("" for the real code): results computed under it are keyed apart."""
+        return self._mutant[0]
+
+    @contextmanager
+    def under_mutant(self, name: str, module: str) -> Iterator[None]:
+        """While the mutant `name`, which changes `module`, is applied: its results are keyed under its name and
+        never stored; results whose code the module is not part of are still read from the real runs."""
+        before, self._mutant = self._mutant, (name, module)
+        try:
+            yield
+        finally:
+            self._mutant = before
+
+    @contextmanager
+    def running_test(self, test: str) -> Iterator[None]:
+        """While `test` runs: its store events (and any lock it holds) are recorded under its node id."""
+        before, self._test = self._test, test
+        try:
+            yield
+        finally:
+            self._test = before
 
     @property
     def mode(self) -> str:
@@ -242,17 +266,20 @@ class ResultStore:
             )
         return f"on ({self.root})"
 
-    def _header(self, name: str, key: Mapping[str, Any], code_digest: str) -> dict[str, Any]:
+    def _header(
+        self, name: str, key: Mapping[str, Any], code_digest: str, namespace: str | None = None
+    ) -> dict[str, Any]:
         return {
             "format": FORMAT,
             "name": name,
             "key": _canonical(key),
             "code": code_digest,
-            "namespace": self.namespace,
+            "namespace": self.namespace if namespace is None else namespace,
         }
 
-    def key_of(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> str:
-        return _digest(self._header(name, key, code_hash(code)))
+    def key_of(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = (), namespace: str | None = None) -> str:
+        """The entry's key: (name, key, code) under `namespace` (default: the applied mutant's, "" for none)."""
+        return _digest(self._header(name, key, code_hash(code), namespace))
 
     def entry_path(self, name: str, key: Mapping[str, Any], code: Iterable[Any] = ()) -> Path | None:
         """Where the entry of (name, key, code) lies under the store's root (None without a root)."""
@@ -310,9 +337,7 @@ class ResultStore:
         if self.namespace and not self._touched_by_mutant(code):
             # A result whose code the mutant does not change may be reused from the real runs (never
             # the other way round: what is computed under a mutant stays under the mutant's key).
-            namespace, self.namespace = self.namespace, ""
-            plain = self.key_of(name, key, code)
-            self.namespace = namespace
+            plain = self.key_of(name, key, code, namespace="")
             if plain in self._memory:
                 self._record(name, plain, IN_MEMORY, started)
                 return self._memory[plain]
@@ -404,7 +429,7 @@ class ResultStore:
                 )
         waited = time.monotonic() - began
         note = f"waited {waited:.0f} s for the lock {path}, held by {holder}" if holder else ""
-        return _HeldLock(lock, record, self.current_test), note
+        return _HeldLock(lock, record, self._test), note
 
     def _write(self, path: Path, header: dict[str, Any], value: Any) -> str:
         """Nothing ("") once `value` is stored at `path`; otherwise why it is not (the value is used all the same)."""
@@ -446,7 +471,7 @@ class ResultStore:
         """Whether the applied mutant's module is among the code a result depends on (unknown: yes)."""
         for item in code:
             module = item.__name__ if isinstance(item, types.ModuleType) else getattr(item, "__module__", None)
-            if module is None or module == self.mutated_module:
+            if module is None or module == self._mutant[1]:
                 return True
         return not code
 
@@ -454,7 +479,7 @@ class ResultStore:
         self, name: str, digest: str, status: str, started: float, resumed: int | None = None, note: str = ""
     ) -> None:
         event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed, note)
-        self._events.append((self.current_test, event))
+        self._events.append((self._test, event))
 
     def take_events(self, test: str) -> list[dict[str, Any]]:
         """The events of one test, removed from the log (the plugin puts them on the test's report)."""

@@ -13,12 +13,17 @@ def changes_section(writer: Any, payload: dict[str, Any]) -> None:
     if found is None:
         return
     writer.write_sep("=", "changed since the previous run")
+    selection = found.get("selection") or []
     if not found["claims"] and not found["statements"]:
-        writer.write_line("nothing")
+        writer.write_line("nothing" + (" among the claims both runs selected" if selection else ""))
     for c in found["claims"]:
         writer.write_line(f"{c['key']:>4}  {c['before']} -> {c['after']}  {c['id']}")
     for s in found["statements"]:
         writer.write_line(f"      {s['claim']} / {s['statement']}: {s['before']} -> {s['after']}  ({s['test']})")
+    if selection:
+        writer.write_line(f"selected by only one of the two runs, not compared ({len(selection)}):")
+    for c in selection:
+        writer.write_line(f"{c['key']:>4}  {c['before']} -> {c['after']}  {c['id']}")
 
 
 def kinds_text(strength: dict[str, Any]) -> str:

@@ -37,11 +37,13 @@ RUN_KEYS = ("runs", "timings", "changes", "report_id")
 KILL_REFUTED = "refuted"  # through the statement: ClaimRefuted, or a refuted statement that stopped being refuted
 KILL_GUARD = "guard"  # an assertion in the test body (a reference check inside the statement test)
 END_ERRORED = "errored"
+END_TIMEOUT = "timeout"  # stopped at the time limit of a mutant run in its own process (mutant_process)
+END_CRASHED = "crashed"  # its process ended or crashed under the mutant (os._exit, a segfault, a signal)
 END_UNDECIDED = "undecided"
 END_SURVIVED = "survived"
 END_NOT_TRIED = "not tried"  # the test skipped under the mutant: it tells nothing
 KILLS = (KILL_REFUTED, KILL_GUARD)
-MUTANT_ENDS = (KILL_REFUTED, KILL_GUARD, END_ERRORED, END_UNDECIDED, END_SURVIVED)  # strongest first
+MUTANT_ENDS = (KILL_REFUTED, KILL_GUARD, END_ERRORED, END_TIMEOUT, END_CRASHED, END_UNDECIDED, END_SURVIVED)
 
 
 @dataclass
@@ -197,7 +199,8 @@ def power_failures(strength: dict[str, Any] | None) -> str:
         )
     if strength.get("unexplained"):
         parts.append(
-            "mutants not killed, only errored or undecided, with no reason in the registry's mutants_expected_end: "
+            "mutants not killed, only errored, timed out, crashed or undecided, "
+            "with no reason in the registry's mutants_expected_end: "
             + ", ".join(strength["unexplained"])
             + " (remedy: sharpen the test or add a guard so the mutant is caught; if that end is right, say why in "
             "the statement's mutants_expected_end)"
@@ -379,23 +382,22 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
 
 
 def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
-    """Claims whose verdict changed and statement tests whose outcome changed, previous -> current.
+    """Claims whose verdict changed and statement tests whose outcome changed, previous -> current, and (apart)
+    the claims that only one of the two runs selected: their verdicts were not compared (`selection`).
 
-    A claim that is not selected now (a run of a subset) is not a change; nor is a test that did not
-    run in both."""
+    A test that did not run in both is not a change."""
     before = {c["id"]: c for c in previous.get("claims", [])}
-    claims, statements = [], []
+    claims, statements, selection = [], [], []
     for record in current.get("claims", []):
         old = before.get(record["id"])
         if old is None:
             claims.append({"id": record["id"], "key": record["key"], "before": "absent", "after": record["verdict"]})
             continue
-        if record["verdict"] != old["verdict"] and "not selected" not in (record["verdict"], old["verdict"]):
-            claims.append(
-                {"id": record["id"], "key": record["key"], "before": old["verdict"], "after": record["verdict"]}
-            )
+        if record["verdict"] != old["verdict"]:
+            entry = {"id": record["id"], "key": record["key"], "before": old["verdict"], "after": record["verdict"]}
+            (selection if "not selected" in (record["verdict"], old["verdict"]) else claims).append(entry)
         old_outcomes = {s["test"]: s["outcome"] for s in old.get("statements", [])}
-        for s in record["statements"]:
+        for s in record.get("statements", []):
             was = old_outcomes.get(s["test"])
             if was is not None and was != s["outcome"]:
                 statements.append(
@@ -411,4 +413,5 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
         "previous": previous.get("runs", [{}])[0].get("date", "") if previous.get("runs") else "",
         "claims": claims,
         "statements": statements,
+        "selection": selection,
     }

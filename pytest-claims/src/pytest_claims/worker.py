@@ -7,10 +7,11 @@ pytest-xdist); a test without a claim marker travels as a reference outcome.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -35,6 +36,7 @@ from pytest_claims.state import (
     RUN_PROPERTY,
     STATEMENT,
     STORE_PROPERTY,
+    State,
     declared_tier,
     state_of,
 )
@@ -93,18 +95,28 @@ def reproduce_command(item: pytest.Item) -> str:
     return shlex.join(["pytest", item.nodeid, *args, *project])
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """The helpers (pytest_claims.context) see this test from its setup to its teardown."""
+@contextlib.contextmanager
+def running(state: State, item: pytest.Item) -> Iterator[None]:
+    """Inside the block the helpers (pytest_claims.context) see `item` as the running test and the store records
+    its events under it; both are reset after, even when the test raises. The one place that sets them: around
+    each test's protocol (below) and around a statement test rerun under a mutant (pytest_claims.mutants)."""
+    test = RunningTest(
+        item=item,
+        evidence=lambda: item.stash.get(EVIDENCE, None) or new_evidence(item),
+        false_alarm=lambda: false_alarm_of(item),
+        reproduce=lambda: reproduce_command(item),
+    )
+    with state.running.with_test(test), state.store.running_test(item.nodeid):
+        yield
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     state = state_of(item.config)
-    if state is not None:
-        state.running.test = RunningTest(
-            item=item,
-            evidence=lambda: item.stash.get(EVIDENCE, None) or new_evidence(item),
-            false_alarm=lambda: false_alarm_of(item),
-            reproduce=lambda: reproduce_command(item),
-        )
-        state.store.current_test = item.nodeid
+    if state is None:
+        return (yield)
+    with running(state, item):
+        return (yield)
 
 
 def statement_outcome(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> tuple[str, str] | None:
@@ -188,7 +200,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         unit = item.get_closest_marker("work_unit")
         if unit is not None and unit.kwargs.get("indivisible"):
             report.user_properties.append((INDIVISIBLE_PROPERTY, str(unit.kwargs["indivisible"])))
-        state.running.test = None
     decided = statement_outcome(report, call)
     if decided is None:
         return

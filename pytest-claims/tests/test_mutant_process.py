@@ -1,0 +1,114 @@
+"""A serial --mutants run contains what a mutant does (pytest_claims.mutant_process): a mutant that never returns
+ends `timeout` at its time limit, one that ends or crashes its process ends `crashed`, named, and the run still
+ends with its reports and a failing exit status; a run cut off by SIGTERM among the mutant items reads
+`interrupted` and names them, none of them both not reached and killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from toy_project import claim, verdicts
+
+HOSTILE_MUTANTS = """
+from pytest_claims.mutants import Mutant
+
+OLD = "return n * (n + 1) // 2"
+MUTANTS = [
+    Mutant("off-by-one", "toy_kernel:triangle", "n + 1", "n + 2", "a constant off by one"),
+    Mutant("hangs", "toy_kernel:triangle", OLD, "open('hanging', 'w').close()\\n    while True:\\n        pass"),
+    Mutant("exits", "toy_kernel:triangle", OLD, "import os; os._exit(0)"),
+    Mutant("exits-3", "toy_kernel:triangle", OLD, "import os; os._exit(3)"),
+    Mutant("segfaults", "toy_kernel:triangle", OLD, "import ctypes; return ctypes.string_at(0)"),
+    Mutant("squares", "toy_kernel:triangle", OLD, "return n * n", "makes the refuted statement true"),
+]
+"""
+
+
+def hostile_project(project, mutants: str, grace: str = "3") -> pytest.Pytester:
+    pytester = project(mutants=mutants)
+    pytester.makepyfile(toy_mutants=HOSTILE_MUTANTS)
+    ini = pytester.path / "pytest.ini"
+    ini.write_text(
+        ini.read_text().rstrip("\n") + f"\nclaims_mutant_time_grace = {grace}\nclaims_mutant_time_factor = 10\n"
+    )
+    return pytester
+
+
+def _ends(record: dict) -> dict[str, tuple[str, str]]:
+    return {m["mutant"]: (m["kind"], m["detail"]) for s in record["statements"] for m in s.get("mutants", [])}
+
+
+@pytest.mark.smoke
+def test_a_hanging_an_exiting_and_a_segfaulting_mutant_are_named_and_the_run_reports(project):
+    pytester = hostile_project(project, '["off-by-one", "hangs", "exits", "exits-3", "segfaults"]')
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-p", "no:xdist", "--no-store", "--mutants", timeout=120
+    )
+    took = time.monotonic() - started
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
+    record = claim(verdicts(pytester), "T1")
+    ends = _ends(record)
+    assert ends["off-by-one"][0] == "guard" or ends["off-by-one"][0] == "refuted", ends
+    assert ends["hangs"][0] == "timeout" and "time limit" in ends["hangs"][1] and "+ 3 s" in ends["hangs"][1], ends
+    assert ends["exits"] == ("crashed", "the process running the mutant exited with status 0 before its test ended")
+    assert ends["exits-3"][0] == "crashed" and "status 3" in ends["exits-3"][1], ends
+    assert ends["segfaults"][0] == "crashed" and "SIGSEGV" in ends["segfaults"][1], ends
+    assert record["verdict"] == "broken"
+    assert "hangs (timeout)" in record["reason"] and "segfaults (crashed)" in record["reason"], record["reason"]
+    assert record["power"]["kinds"]["timeout"] == 1 and record["power"]["kinds"]["crashed"] == 3
+    assert took < 90  # the hanging mutant was stopped at its limit (10 x well under a second + 3 s)
+    assert (pytester.path / "out" / "runs").is_dir()  # the run ended normally: saved, summary printed
+    result.stdout.fnmatch_lines(["*claim verdicts*", "*T1*broken*"])
+
+
+@pytest.mark.smoke
+def test_a_bad_time_limit_key_stops_the_run_in_one_line(project):
+    pytester = hostile_project(project, '["off-by-one"]', grace="soon")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "--no-store", "--mutants")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "claims_mutant_time_grace must be a non-negative number" in result.stderr.str()
+
+
+def _run_until(pytester: pytest.Pytester, marker: str, *args: str) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "--no-store", *args],
+        cwd=pytester.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(pytester.path), *sys.path])},
+    )
+    deadline = time.monotonic() + 120
+    while not (pytester.path / marker).exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the hanging mutant never started"
+        time.sleep(0.1)
+    return process
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_mutants_cut_off_by_sigterm_make_the_claim_interrupted_naming_them(project, workers):
+    pytester = hostile_project(project, '["off-by-one", "hangs"]', grace="600")
+    process = _run_until(pytester, "hanging", "--mutants", *workers)
+    try:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) != 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    record = claim(verdicts(pytester), "T1")
+    assert record["verdict"] == "interrupted", record
+    reached = {m["mutant"] for s in record["statements"] for m in s.get("mutants", [])}
+    assert any(test.endswith("@hangs") for test in record["not_reached"]), record["not_reached"]
+    assert not {t.rpartition("@")[2] for t in record["not_reached"] if "@" in t} & reached, record
+    assert "hangs" not in reached
+    assert not list(pytester.path.glob("*.lock"))  # nothing of the child left holding a file
+    assert json.loads((pytester.path / "out" / "verdicts.json").read_text())["runs"][0]["interrupted"] == "SIGTERM"

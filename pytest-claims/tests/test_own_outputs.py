@@ -1,0 +1,195 @@
+"""The plugin's own outputs are inputs next time: the report lock that is a link, a damaged or hostile saved run, a
+save that fails half-way, a compare fed malformed files or runs that selected different claims."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+
+import pytest
+
+from pytest_claims import runs
+from pytest_claims.report_files import LOCK_FILE, ReportDirectoryBusy, ReportDirectoryLock
+from pytest_claims.runs import main as compare_main
+from pytest_claims.runs import save_run, saved_runs
+from toy_project import claim, verdicts
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "--no-store", *args)
+
+
+# ------------------------------------------------------------------------------------------------
+# The report lock
+
+
+@pytest.mark.smoke
+def test_a_lock_file_that_is_a_link_is_refused_in_one_line_and_its_target_kept(project, tmp_path):
+    pytester = project()
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a file outside the report directory")
+    (pytester.path / "out").mkdir()
+    (pytester.path / "out" / LOCK_FILE).symlink_to(precious)
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = [line for line in result.stderr.lines if line.strip()]
+    assert len(err) == 1 and "is a symbolic link" in err[0] and str(precious) in err[0], err
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert precious.read_text() == "a file outside the report directory"
+
+
+@pytest.mark.smoke
+def test_the_report_lock_still_excludes_a_second_holder_and_is_free_after_release(tmp_path):
+    first = ReportDirectoryLock(tmp_path, "first")
+    first.acquire()
+    try:
+        with pytest.raises(ReportDirectoryBusy, match="in use by run first"):
+            ReportDirectoryLock(tmp_path, "second").acquire()
+    finally:
+        first.release()
+    again = ReportDirectoryLock(tmp_path, "third")
+    again.acquire()
+    again.release()
+
+
+@pytest.mark.smoke
+def test_a_fifo_as_the_lock_file_is_refused(tmp_path):
+    os.mkfifo(tmp_path / LOCK_FILE)
+    with pytest.raises(ReportDirectoryBusy, match="not a regular file"):
+        ReportDirectoryLock(tmp_path, "x").acquire()
+
+
+# ------------------------------------------------------------------------------------------------
+# Saved runs
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("damage", ['{"claims": [{"id": 1}]}', '{"claims": [3]}', "[" * 100000 + "]" * 100000])
+def test_a_damaged_saved_run_is_skipped_with_one_line_and_never_stops_a_run(project, damage):
+    pytester = project()
+    for _ in range(2):
+        assert _run(pytester).ret == 0
+    (first, _), (second, _) = [(d / "verdicts.json", n) for n, d in saved_runs(pytester.path / "out")]
+    second.write_text(damage)
+    result = _run(pytester)
+    assert result.ret == 0, result.stderr.str()
+    assert "--previous-verdicts" not in result.stderr.str()
+    assert f"the saved run {second} is damaged and was skipped" in result.stderr.str()
+    assert verdicts(pytester)["changes"]["previous"] == json.loads(first.read_text())["runs"][0]["date"]
+
+
+@pytest.mark.smoke
+def test_a_save_that_fails_leaves_nothing_behind(tmp_path, monkeypatch):
+    save_run(tmp_path, {"seed": 1, "claims": []})
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        save_run(tmp_path, {"seed": 1, "claims": []})
+    monkeypatch.undo()
+    left = sorted(p.relative_to(tmp_path / "runs").as_posix() for p in (tmp_path / "runs").rglob("*"))
+    assert len(left) == 2 and left[0].startswith("0001_") and left[1].endswith("/verdicts.json"), left
+
+
+@pytest.mark.smoke
+def test_a_runs_directory_that_is_a_link_is_neither_read_nor_written(tmp_path):
+    outside = tmp_path / "outside"
+    save_run(outside, {"seed": 1, "claims": []})
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "runs").symlink_to(outside / "runs")
+    assert saved_runs(report) == []
+    with pytest.raises(OSError, match="not followed"):
+        save_run(report, {"seed": 2, "claims": []})
+    assert len(list((outside / "runs").iterdir())) == 1
+
+
+@pytest.mark.smoke
+def test_a_saved_run_entry_that_is_a_link_is_passed_over(tmp_path):
+    outside = save_run(tmp_path / "elsewhere", {"seed": 1, "claims": []}).parent
+    (tmp_path / "report" / "runs").mkdir(parents=True)
+    (tmp_path / "report" / "runs" / "0005_linked").symlink_to(outside)
+    assert saved_runs(tmp_path / "report") == []
+
+
+@pytest.mark.smoke
+def test_a_junk_directory_with_a_long_number_does_not_stop_saving(tmp_path):
+    (tmp_path / "runs" / ("9" * 250 + "_junk")).mkdir(parents=True)
+    saved = save_run(tmp_path, {"seed": 1, "claims": []})
+    assert saved.parent.name.startswith("0001_") and [n for n, _ in saved_runs(tmp_path)] == [1]
+
+
+# ------------------------------------------------------------------------------------------------
+# pytest-claims-compare
+
+
+def _payload(verdict: str = "verified", **extra) -> dict:
+    record = {"id": "p/c", "key": "P1", "verdict": verdict, "statements": [{"test": "t.py::t", "outcome": "held"}]}
+    return {"claims": [record], "runs": [{"date": "d"}], "environment": {}, "seed": 1, **extra}
+
+
+def _compare(capsys, *args: str) -> tuple[int, str]:
+    code = compare_main(list(args))
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+MALFORMED = {
+    "a claim not an object": {"claims": [3]},
+    "a claim without key": {"claims": [{"id": "p/c", "verdict": "verified"}]},
+    "statements not a list": {"claims": [{"id": "p/c", "key": "P1", "verdict": "verified", "statements": 3}]},
+    "runs a string": _payload(runs="yesterday"),
+    "environment a list": _payload(environment=["python 3"]),
+}
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("bad", [*MALFORMED, "a run number in non-ASCII digits", "a superscript digit"])
+def test_compare_answers_malformed_input_with_exit_2_and_one_line(tmp_path, capsys, bad):
+    good, broken = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(_payload()))
+    save_run(tmp_path, _payload())
+    if bad in MALFORMED:
+        broken.write_text(json.dumps(MALFORMED[bad]))
+        args = [str(good), str(broken)]
+    else:
+        args = ["\u0661", "1"] if bad.startswith("a run number") else ["\u00b2", "1"]
+    for order in (args, args[::-1]):
+        code, text = _compare(capsys, *order, "--report-dir", str(tmp_path))
+        assert code == 2 and len(text.strip().splitlines()) == 1 and "Traceback" not in text, text
+        assert text.startswith("pytest-claims-compare: "), text
+
+
+@pytest.mark.smoke
+def test_compare_reports_a_claim_only_one_run_selected_with_its_own_exit_code(tmp_path, capsys):
+    before, after = tmp_path / "a.json", tmp_path / "b.json"
+    before.write_text(json.dumps(_payload("falsified")))
+    after.write_text(json.dumps(_payload("not selected")))
+    code, text = _compare(capsys, str(before), str(after))
+    assert code == runs.EXIT_SELECTION_DIFFERS == 3, text
+    assert "only one run selected" in text and "P1  p/c: falsified -> not selected" in text, text
+    after.write_text(json.dumps(_payload("broken")))  # a verdict change outranks a selection change
+    assert _compare(capsys, str(before), str(after))[0] == 1
+    after.write_text(json.dumps(_payload("falsified")))
+    assert _compare(capsys, str(before), str(after))[0] == 0
+
+
+@pytest.mark.smoke
+def test_a_run_is_compared_with_the_last_run_of_the_same_selection_else_says_what_was_not_selected(project):
+    pytester = project()
+    assert _run(pytester).ret == 0  # every claim
+    assert _run(pytester, "test_constant.py").ret == 0  # T2 only: T1 was selected before, not now
+    changes = verdicts(pytester)["changes"]
+    assert {(c["key"], c["before"], c["after"]) for c in changes["selection"]} == {("T1", "verified", "not selected")}
+    assert changes["claims"] == []
+    result = _run(pytester, "test_constant.py")  # the same selection as the run before: compared with that one
+    assert verdicts(pytester)["changes"]["selection"] == []
+    result.stdout.fnmatch_lines(["*changed since the previous run*", "nothing"])
+    result = _run(pytester)  # every claim again: compared with the first run, of the same selection
+    changes = verdicts(pytester)["changes"]
+    assert changes["selection"] == [] and claim(verdicts(pytester), "T1")["verdict"] == "verified"
+    first = json.loads((saved_runs(pytester.path / "out")[0][1] / "verdicts.json").read_text())
+    assert changes["previous"] == first["runs"][0]["date"]
