@@ -392,3 +392,22 @@ def rate_upper_bound(successes: int, trials: int, alpha: float) -> float:
     if USE_SCIPY and _special is not None:
         return float(_special.betainccinv(successes + 1, trials - successes, alpha))
     return pure_incomplete_beta_inverse(successes + 1, trials - successes, upper=alpha)
+
+
+def kept_rate_bound(rate: float, trials: int, alpha: float, *, lower: bool) -> float:
+    """The one-sided (1 - alpha) Clopper-Pearson bound of `trials` trials at the observed `rate` kept: the bound's
+    beta-quantile form with the count rate * trials taken as a real number (I_p(k, n - k + 1) = alpha for the lower
+    bound, 1 - I_p(k + 1, n - k) = alpha for the upper), so it moves smoothly with `trials`; where rate * trials
+    is a whole number it is rate_lower_bound / rate_upper_bound of that count (the pure route)."""
+    rate, alpha = check_probability("rate", rate), check_probability("alpha", alpha)
+    trials = _count(trials, "trials")
+    if trials == 0:
+        raise ValueError("trials must be positive")
+    count = rate * trials
+    if lower:
+        if count <= 0.0 or alpha <= 0.0:
+            return 0.0
+        return 1.0 if alpha >= 1.0 else pure_incomplete_beta_inverse(count, trials - count + 1, lower=alpha)
+    if count >= trials or alpha <= 0.0:
+        return 1.0
+    return 0.0 if alpha >= 1.0 else pure_incomplete_beta_inverse(count + 1, trials - count, upper=alpha)

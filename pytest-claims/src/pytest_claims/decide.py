@@ -20,16 +20,19 @@ from statistics import NormalDist
 from typing import Any
 
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
-from pytest_claims.binomial import check_probability, rate_lower_bound, rate_upper_bound
+from pytest_claims.binomial import check_probability, kept_rate_bound, rate_lower_bound, rate_upper_bound
 from pytest_claims.context import record
+from pytest_claims.shown_numbers import significant
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 
 
-def statement_inconclusive(message: str, *, needed: int | None = None) -> None:
-    """End the statement test as inconclusive (`needed`: the sample size that would decide it)."""
+def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
+    """End the statement test as inconclusive (`needed`: the sample size in total that would decide it; `done`:
+    the sample size this run had, so the message can say how many more)."""
     __tracebackhide__ = True
+    more = f" ({needed - done} more)" if needed and done else ""
     raise StatementInconclusive(
-        message + (f"; about {needed} trials would decide it at the observed rate" if needed else ""), needed
+        message + (f"; {needed} trials in total{more} would decide it at the observed rate" if needed else ""), needed
     )
 
 
@@ -39,25 +42,57 @@ def statement_inconclusive(message: str, *, needed: int | None = None) -> None:
 
 
 def trials_to_decide(
-    rate: float, threshold: float, alpha: float, *, at_least: bool, most: int = 10_000_000
+    rate: float,
+    threshold: float,
+    alpha: float,
+    *,
+    at_least: bool,
+    trials: int = 1,
+    held_alpha: float | None = None,
+    most: int = 10_000_000,
 ) -> int | None:
-    """About how many trials, the observed `rate` kept, would decide 'rate >= threshold' (at_least) or
-    'rate <= threshold' either way at level alpha: exact for an all-or-none rate (the bound is then
-    alpha^(1/n) or 1 - alpha^(1/n)), else the normal approximation z^2 r (1 - r) / (r - t)^2 (closed
-    forms: an exact search costs O(n) per bound and ran for seconds to minutes near the threshold).
-    None when the rate sits on the threshold (no sample size decides it) or the answer exceeds `most`.
-    The statement's side (at_least) does not change the answer: either way one bound must clear t. At level 0
-    no sample decides (None)."""
+    """The least number of trials, at least `trials` (those already run), that would decide 'rate >= threshold'
+    (at_least) or 'rate <= threshold' with the observed `rate` kept, by the exact Clopper-Pearson bounds
+    decide_rate decides by: the statement's side at `held_alpha` (default alpha), the other side at `alpha`.
+    The count at N trials is rate * N, a real number, in the bounds' beta-quantile form
+    (binomial.kept_rate_bound): the bound then moves smoothly with N, where a whole count would jump by one
+    success and make the answer hinge on rounding. Only one side can decide: the held side when the rate lies on
+    the statement's side of the threshold, else the refuting side; that bound nears the rate as N grows, and
+    the answer is found by doubling then bisection (about 2 log2(N / trials) bounds; tests/test_needed_trials.py
+    checks it against a scan over every N). None when the rate sits on the threshold, the deciding side's level
+    is 0, or the answer exceeds `most`."""
     rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
     _check_level("alpha", alpha)
-    if alpha == 0.0 or rate == threshold:
+    held_alpha = alpha if held_alpha is None else held_alpha
+    _check_level("held_alpha", held_alpha)
+    if rate == threshold:
         return None
-    if rate in (0.0, 1.0):
-        needed = math.log(alpha) / math.log(threshold if rate == 1.0 else 1.0 - threshold)
-    else:
-        z = NormalDist().inv_cdf(1.0 - alpha)
-        needed = z * z * rate * (1.0 - rate) / (rate - threshold) ** 2
-    return math.ceil(needed) if needed <= most else None
+    statement_side = rate > threshold if at_least else rate < threshold
+    level = held_alpha if statement_side else alpha
+    if level == 0.0:
+        return None
+    # The deciding bound: the lower one when the rate lies above the threshold (it must come up to it), else the
+    # upper one; it clears the threshold as decide_rate's comparisons say (held: >= or <=; refuted: strictly).
+    above = rate > threshold
+
+    def decides(n: int) -> bool:
+        bound = kept_rate_bound(rate, n, level, lower=above)
+        if above:
+            return bound >= threshold if statement_side else bound > threshold
+        return bound <= threshold if statement_side else bound < threshold
+
+    low = max(1, trials)
+    if decides(low):
+        return low
+    high = low
+    while not decides(high):
+        if high >= most:
+            return None
+        low, high = high + 1, min(2 * high, most)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if decides(middle) else (middle + 1, high)
+    return low
 
 
 # ------------------------------------------------------------------------------------------------
@@ -188,6 +223,7 @@ def decide_interval(
     alpha: float,
     what: str,
     needed: int | None = None,
+    done: int | None = None,
     held_confidence: float | None = None,
     inconclusive_chance: float | None = None,
 ) -> dict[str, Any]:
@@ -222,15 +258,15 @@ def decide_interval(
         found["needed_to_decide"] = needed
     record(what, found)
     interval = (
-        f"[{lower:.4g}, {upper:.4g}] "
-        f"(one-sided bounds: shown at {found['held_confidence']:.6g}, refuted at {1 - alpha:.6g})"
+        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds: shown at "
+        f"{significant(found['held_confidence'], 6)}, refuted at {significant(1 - alpha, 6)})"
     )
     if refuted:
         raise ClaimRefuted(
             f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}"
         )
     if not held:
-        statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed)
+        statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed, done=done)
     return found
 
 
@@ -263,7 +299,9 @@ def decide_rate(
     needed = (
         None
         if held or refuted
-        else trials_to_decide(successes / trials, threshold, min(alpha, held_alpha), at_least=at_least)
+        else trials_to_decide(
+            successes / trials, threshold, alpha, at_least=at_least, trials=trials, held_alpha=held_alpha
+        )
     )
     record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
     return decide_interval(
@@ -274,6 +312,7 @@ def decide_rate(
         alpha=alpha,
         what=what,
         needed=needed,
+        done=trials,
         held_confidence=1 - held_alpha,
         inconclusive_chance=inconclusive_chance(
             trials, threshold, successes / trials, at_least=at_least, alpha=alpha, held_alpha=held_alpha

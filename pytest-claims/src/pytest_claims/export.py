@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import Any
+
+from pytest_claims.shown_numbers import significant
 
 FORMATS = {"csv": "claims.csv", "markdown": "claims.md", "latex": "claims.tex"}
 ALIASES = {"md": "markdown", "tex": "latex"}
@@ -35,16 +36,10 @@ def parse_formats(raw: str | list[str]) -> list[str]:
 
 
 def number_text(value: Any) -> str:
-    """A number with 4 significant digits, more where 4 would show a value that is not 0 or 1 as 0 or 1."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A number as the table shows it (pytest_claims.shown_numbers: 4 digits, more where 4 would read 0 or 1)."""
+    if isinstance(value, bool) or not isinstance(value, float):
         return str(value)
-    if isinstance(value, int) or not math.isfinite(value):
-        return str(value)
-    for digits in range(4, 17):
-        text = f"{value:.{digits}g}"
-        if float(text) not in (0.0, 1.0) or value in (0.0, 1.0):
-            return text
-    return repr(value)
+    return significant(value)
 
 
 def value_text(value: Any) -> str:

@@ -19,6 +19,7 @@ from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
 from pytest_claims.report_style import SCRIPT, STYLE
+from pytest_claims.shown_numbers import significant
 from pytest_claims.verdicts import END_ERRORED, END_SURVIVED, END_UNDECIDED, KILL_GUARD, KILL_REFUTED, end_of
 
 
@@ -33,13 +34,11 @@ def badge(text: str, colour: str) -> str:
     )
 
 
-SIGNIFICANT = 4  # digits of a float shown in the tables; the full value is in the evidence's JSON fold
-
-
 def _rounded(value: Any) -> Any:
-    """The value with every float in it cut to SIGNIFICANT digits (for display only)."""
+    """The value with every float in it cut to its shown digits (for display only; the full value is in the
+    evidence's JSON fold)."""
     if isinstance(value, float):
-        return float(f"{value:.{SIGNIFICANT}g}")
+        return float(significant(value))
     if isinstance(value, list):
         return [_rounded(v) for v in value]
     if isinstance(value, dict):
@@ -49,7 +48,7 @@ def _rounded(value: Any) -> Any:
 
 def number(value: Any, limit: int = 160) -> str:
     if isinstance(value, float):
-        return f"{value:.{SIGNIFICANT}g}"
+        return significant(value)
     if isinstance(value, (list, dict)):
         text = json.dumps(_rounded(value))
         return esc(text if len(text) < limit else text[: limit - 3] + "...")
@@ -58,7 +57,7 @@ def number(value: Any, limit: int = 160) -> str:
 
 def named_values(value: Any, limit: int = 400) -> str:
     """A value as a reader reads it: a record's fields as 'name = value' pairs (unset ones left out), a number
-    to SIGNIFICANT digits, anything deeper as compact JSON of its rounded numbers."""
+    to its shown digits (pytest_claims.shown_numbers), anything deeper as compact JSON of its rounded numbers."""
     if isinstance(value, dict) and value:
         shown = [f"{esc(k)} = {number(v, 120)}" for k, v in value.items() if v is not None]
         return "; ".join(shown) or "&mdash;"
