@@ -1,0 +1,11 @@
+# l6-evidence: L6 decided from the committed paper-scale units (evidence/l6-paper).
+# Sourced by .ci/step (which sets work, compare, needs); run it alone with `.ci/step l6-evidence`.
+# L6 at the paper's scale, from the units committed in evidence/l6-paper: they must match this checkout's code and
+# data (seconds: a stale unit stops CI here, naming the module that changed and the command that recomputes), and the
+# run that decides from them reads every unit there and computes none (the statements that need a unit not yet
+# committed are skipped, naming it).
+.venv/bin/python -m fixtures.l6_evidence check
+.venv/bin/pytest -q -p no:randomly -m gpu --l6-evidence=evidence/l6-paper -o claims_report_dir="$work/l6-paper" \
+  --html="$work/l6-paper/verdict.html" claims/lse/test_l6_uot_dro_mnist.py > "$work/l6-paper.log" 2>&1 \
+  || { tail -30 "$work/l6-paper.log"; echo "deciding L6 from the committed evidence failed"; exit 1; }
+.venv/bin/python .ci/l6_paper_summary.py "$work/l6-paper/verdicts.json"
