@@ -142,13 +142,6 @@ def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(p
     assert pytester.runpytest("-p", "no:randomly", "--claims-export=pdf").ret == 4
 
 
-def test_numbers_keep_the_digits_that_tell_them_from_0_and_1():
-    assert export.number_text(0.999999) == "0.999999"
-    assert export.number_text(1e-9) == "1e-09"
-    assert export.number_text(0.123456) == "0.1235"
-    assert export.number_text(1.0) == "1"
-
-
 def test_a_surviving_mutant_names_the_remedy(pytester):
     skeleton(pytester, my_mutants_py=('"n + 1", "n + 2"', '"n + 1", "1 + n"'))  # the same function: it survives
     result = pytester.runpytest("-p", "no:randomly", "--claims-mutants")
