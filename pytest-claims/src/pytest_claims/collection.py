@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_claims.evidence import reserved_name_problem, reserved_names_used
-from pytest_claims.outcomes import ClaimRefuted
+from pytest_claims.outcomes import ClaimRefuted, Expected
 from pytest_claims.state import (
     DECLARED_TIER,
     EXERCISED_OUTPUT,
@@ -88,7 +88,7 @@ class Collection:
                 for other in state.tiers:
                     if other != tiers[0]:
                         item.add_marker(other)
-            if statement.expected == "refuted":
+            if statement.expected == Expected.REFUTED:
                 item.add_marker(
                     pytest.mark.xfail(strict=True, raises=ClaimRefuted, reason=f"registered as refuted: {cid} / {name}")
                 )

@@ -23,7 +23,7 @@ from pytest_claims.binomial import binomial_cdf as _binomial_cdf
 from pytest_claims.binomial import check_probability, kept_rate_bound, rate_lower_bound, rate_upper_bound
 from pytest_claims.context import record
 from pytest_claims.shown_numbers import significant
-from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
 
 
 def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
@@ -251,7 +251,7 @@ def decide_interval(
     }
     held = lower >= threshold if at_least else upper <= threshold
     refuted = upper < threshold if at_least else lower > threshold
-    found["decision"] = "held" if held else "refuted" if refuted else "inconclusive"
+    found["decision"] = HELD if held else REFUTED if refuted else INCONCLUSIVE
     if inconclusive_chance is not None:
         found["inconclusive_chance"] = inconclusive_chance
     if needed is not None:
@@ -345,7 +345,7 @@ def decide_test(
         "p_against": p_against,
         "held_alpha": shown_at,
         "refute_alpha": alpha,
-        "decision": "held" if held else "refuted" if refuted else "inconclusive",
+        "decision": HELD if held else REFUTED if refuted else INCONCLUSIVE,
     }
     record(what, found)
     if refuted:

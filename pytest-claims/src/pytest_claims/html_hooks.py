@@ -13,7 +13,7 @@ import pytest
 
 from pytest_claims import report as html_report
 from pytest_claims.mutants import verbose_word
-from pytest_claims.outcomes import INCONCLUSIVE, NEUTRAL_COLOUR, OUTCOME_COLOURS
+from pytest_claims.outcomes import FAILED, HELD, INCONCLUSIVE, NEUTRAL_COLOUR, OUTCOME_COLOURS, REFUTED
 from pytest_claims.report import badge, esc
 from pytest_claims.session import tier_of
 from pytest_claims.state import MUTANT_PROPERTY, REFERENCE_PROPERTY, RUN_PROPERTY, State
@@ -108,7 +108,7 @@ def claim_row_cells(run: dict[str, Any] | None, expected_or_outcome: str, refere
 def refutation_log(run: dict[str, Any] | None, longrepr: str, log: list[str]) -> None:
     """A refuted statement's row in pytest-html's results table opens on its refutation message (the statement's
     reason) instead of the traceback that carried it; captured output after it is kept."""
-    if run is None or run.get("outcome") != "refuted" or not run.get("reason") or not longrepr:
+    if run is None or run.get("outcome") != REFUTED or not run.get("reason") or not longrepr:
         return
     traceback = html.escape(longrepr) + "\n"
     if log and log[0] == traceback:
@@ -132,7 +132,7 @@ def mutant_result_word(found: dict[str, Any], report: Any) -> str:
 
 def mutant_row_cells(found: dict[str, Any]) -> list[str]:
     """A mutant item's claim cells: which statement's mutant run it is, and how it ended (KILLED (refuted), ...)."""
-    colour = OUTCOME_COLOURS["held"] if found["killed"] else OUTCOME_COLOURS["failed"]
+    colour = OUTCOME_COLOURS[HELD] if found["killed"] else OUTCOME_COLOURS[FAILED]
     if found["expected"] and not found["killed"]:
         colour = NEUTRAL_COLOUR
     return [

@@ -12,10 +12,8 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Callable
 
-from pytest_claims.outcomes import CRASHED, ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED, VERDICTS
+from pytest_claims.outcomes import OUTCOMES, VERDICTS, Expected
 from pytest_claims.payload import PayloadError
-
-OUTCOMES = (HELD, REFUTED, FAILED, ERROR, SKIPPED, INCONCLUSIVE, CRASHED)
 
 
 class InputError(PayloadError):
@@ -150,7 +148,7 @@ REGISTERED_STATEMENT_FIELDS: dict[str, Check] = {
     "mutants_expected_end": dict_of(STR),
 }
 REGISTERED_STATEMENT = record(
-    {"text": STR, "expected": one_of(("holds", "refuted"))}, REGISTERED_STATEMENT_FIELDS, closed=True
+    {"text": STR, "expected": one_of(tuple(Expected))}, REGISTERED_STATEMENT_FIELDS, closed=True
 )
 POWER = record({"killed": INT, "of": INT, "survivors": list_of(STR)}, {"statements": dict_of(ANY)})
 CLAIM = record(

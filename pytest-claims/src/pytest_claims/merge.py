@@ -28,7 +28,7 @@ from typing import Any
 
 from pytest_claims import payload as verdicts_json
 from pytest_claims.inputs import checked_run, file_within, refuse_output_holding_inputs
-from pytest_claims.outcomes import ERROR, FAILED, HELD, SKIPPED
+from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, SKIPPED
 from pytest_claims.payload import PayloadError, claims_from
 from pytest_claims.registry import Claim, Registry
 from pytest_claims.report import standalone_html
@@ -130,7 +130,7 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         found = next(c for c in claims if c["id"] == record["id"])
         if found["replicated"] != found["of"]:
             shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
-            record = dict(record, verdict="broken", reason=f"the verdict differs between master seeds: {shown}")
+            record = dict(record, verdict=BROKEN, reason=f"the verdict differs between master seeds: {shown}")
         merged["claims"].append(dict(record, key_numbers=_key_numbers_by_seed(record, per_seed)))
     merged["seed"] = [per_seed[seed].get("seed") for seed in seeds]  # as the runs wrote them (integers)
     merged["environment"] = _common_environment(list(per_seed.values()))  # not the first seed's master_seed alone
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     for record in merged["claims"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
     print(f"merged {len(payloads)} runs (tiers {merged['tier']}) into {args.out}: {counts}")
-    return 1 if counts.get("broken") else 0
+    return 1 if counts.get(BROKEN) else 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ own `outcomes` module does for its exceptions.
 
 from __future__ import annotations
 
+import enum
+
 
 class ClaimRefuted(AssertionError):
     """Raised by a statement test when the statement, as asserted, is false on the evidence.
@@ -26,38 +28,66 @@ class StatementInconclusive(Exception):
         self.needed = needed
 
 
-# Statement outcomes.
-HELD, REFUTED, FAILED, ERROR, SKIPPED = "held", "refuted", "failed", "error", "skipped"
-INCONCLUSIVE = (
-    "inconclusive"  # a statistical statement whose interval straddles its threshold: neither shown nor refuted
-)
-CRASHED = "crashed"  # the process running the test died (an xdist worker crash): contradicts any registered outcome
+class Word(enum.StrEnum):
+    """A word of the vocabulary: a str equal to its value, shown as its value (str, format, repr), so every file
+    and message reads exactly as the plain word would (verdicts.json, the report, error messages)."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Outcome(Word):
+    """How a statement test ended, the one declaration of the outcome words."""
+
+    HELD = "held"
+    REFUTED = "refuted"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    INCONCLUSIVE = "inconclusive"  # a statistical statement whose interval straddles its threshold: neither way
+    CRASHED = "crashed"  # the process running the test died (an xdist worker crash): contradicts any registered outcome
+
+
+class Verdict(Word):
+    """A claim's verdict, the one declaration of the verdict words, most severe first (the report's sort order)."""
+
+    BROKEN = "broken"
+    FALSIFIED = "falsified"
+    INTERRUPTED = "interrupted"
+    INCONCLUSIVE = "inconclusive"
+    REDUCED_SCALE = "reduced scale"
+    VERIFIED = "verified"
+    NOT_RUN = "not run"
+    NOT_SELECTED = "not selected"
+    NOT_EXERCISED = "not exercised"
+
+
+class Expected(Word):
+    """What the registry says a statement's tests show (a statement's `expected`)."""
+
+    HOLDS = "holds"
+    REFUTED = "refuted"
+
+
+# The outcomes by their short names (the plugin's modules use these).
+HELD, REFUTED, FAILED, ERROR, SKIPPED = Outcome.HELD, Outcome.REFUTED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
+INCONCLUSIVE, CRASHED = Outcome.INCONCLUSIVE, Outcome.CRASHED
+OUTCOMES = tuple(Outcome)
 DECIDED = (HELD, REFUTED)
 UNDECIDED = (SKIPPED, INCONCLUSIVE)  # outcomes that neither agree with the registry nor contradict it
-# Claim verdicts, most severe first (the report's sort order).
-BROKEN = "broken"
-VERDICTS = (
-    BROKEN,
-    "falsified",
-    "interrupted",
-    "inconclusive",
-    "reduced scale",
-    "verified",
-    "not run",
-    "not selected",
-    "not exercised",
-)
+BROKEN = Verdict.BROKEN
+VERDICTS = tuple(Verdict)
 
 VERDICT_COLOURS = {
-    "verified": "#1a7f37",
-    "falsified": "#8250df",
-    "inconclusive": "#0969da",
-    "interrupted": "#9a6700",
-    "reduced scale": "#bf8700",
-    "not run": "#6e7781",
-    "not selected": "#8c959f",
-    "not exercised": "#afb8c1",
-    "broken": "#cf222e",
+    Verdict.VERIFIED: "#1a7f37",
+    Verdict.FALSIFIED: "#8250df",
+    Verdict.INCONCLUSIVE: "#0969da",
+    Verdict.INTERRUPTED: "#9a6700",
+    Verdict.REDUCED_SCALE: "#bf8700",
+    Verdict.NOT_RUN: "#6e7781",
+    Verdict.NOT_SELECTED: "#8c959f",
+    Verdict.NOT_EXERCISED: "#afb8c1",
+    Verdict.BROKEN: "#cf222e",
 }
 OUTCOME_COLOURS = {
     HELD: "#1a7f37",

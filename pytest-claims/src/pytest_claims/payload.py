@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_claims.outcomes import Verdict
 from pytest_claims.registry import Claim, Registry, Statement
 from pytest_claims.verdicts import SCHEMA_VERSION, ClaimInputs, StatementRun, changes, summarise
 
@@ -129,7 +130,7 @@ def problems_of(record: dict[str, Any]) -> list[str]:
     between runs, registry drift). A file written before claims carried `problems` keeps its collection errors."""
     if "problems" in record:
         return list(record["problems"])
-    if record["verdict"] == "broken" and record["reason"].startswith("collection error"):
+    if record["verdict"] == Verdict.BROKEN and record["reason"].startswith("collection error"):
         return [record["reason"]]
     return []
 
@@ -142,8 +143,8 @@ def claims_from(payload: dict[str, Any]) -> list[tuple[Claim, ClaimInputs]]:
         inputs = ClaimInputs(
             runs=[StatementRun.from_dict(dict(s, claim=record["id"])) for s in record["statements"]],
             exercised=set(claim.statements) - set(record["statements_without_tests"]),
-            selected=record["verdict"] != "not selected",
-            has_tests=record["verdict"] != "not exercised",
+            selected=record["verdict"] != Verdict.NOT_SELECTED,
+            has_tests=record["verdict"] != Verdict.NOT_EXERCISED,
             problems=problems_of(record),
             not_reached=set(record.get("not_reached") or []),
             interrupted_by=record.get("interrupted_by", "") if record.get("not_reached") else "",

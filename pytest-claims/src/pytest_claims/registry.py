@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pytest_claims.evidence import RESERVED_NAMES, reserved_name_problem
+from pytest_claims.outcomes import VERDICTS, Expected, Verdict
 from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds raises it; its old import path)
 
 DEFAULT_TIERS = ("smoke", "full", "gpu")
-EXPECTED_STATEMENT = ("holds", "refuted")
+EXPECTED_STATEMENT = tuple(Expected)
 
 CLAIM_FIELDS = {
     "id",
@@ -41,8 +42,9 @@ STATEMENT_FIELDS = {
     "false_alarm",
     "false_alarm_basis",
 }
-# A claim's `expected` is a verdict, or a verdict followed by the reading it depends on ("verified under ...").
-CLAIM_EXPECTED = ("verified", "falsified", "inconclusive", "reduced scale", "not run", "not exercised")
+# A claim's `expected` is a verdict that says what the claim is, or one followed by the reading it depends on
+# ("verified under ..."); broken, interrupted and not selected say what became of a run, not of the claim.
+CLAIM_EXPECTED = tuple(v for v in VERDICTS if v not in (Verdict.BROKEN, Verdict.INTERRUPTED, Verdict.NOT_SELECTED))
 
 
 class RegistryError(ValueError):
@@ -208,7 +210,7 @@ def check_against_project(registry: "Registry", root: Path, min_mutants: int) ->
                 f"registry: claim {claim.id!r} field 'tests' names {claim.tests!r}, not a file under the rootdir {root}"
             )
         for s in claim.statements.values():
-            if s.expected == "holds" and len(s.mutants) < min_mutants and not s.mutants_waived.strip():
+            if s.expected == Expected.HOLDS and len(s.mutants) < min_mutants and not s.mutants_waived.strip():
                 raise RegistryError(
                     f"registry: statement {claim.id}:{s.name} field 'mutants' lists {len(s.mutants)}, fewer than "
                     f"claims_min_mutants = {min_mutants} (add mutants, or say why none can be tried in mutants_waived)"
@@ -267,7 +269,7 @@ def _statement(st: dict[str, Any], cid: str, tiers: tuple[str, ...]) -> Statemen
     decisive = tuple(st.get("decisive_tiers", tiers))
     if not set(decisive) <= set(tiers):
         raise RegistryError(f"registry: {where} has unknown decisive tiers {decisive} (tiers: {tiers})")
-    if st["expected"] == "refuted" and "refutes_claim" not in st:
+    if st["expected"] == Expected.REFUTED and "refutes_claim" not in st:
         raise RegistryError(
             f"registry: statement {where} is registered refuted and must say refutes_claim = true "
             "(its refutation falsifies the claim as printed) or false (a side finding)"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_claims.inputs import file_within
-from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
+from pytest_claims.outcomes import HELD, NEUTRAL_COLOUR, OUTCOME_COLOURS, REFUTED, SKIPPED, VERDICTS, Expected, Verdict
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
 from pytest_claims.report_style import SCRIPT, STYLE
 from pytest_claims.shown_numbers import significant
@@ -187,9 +187,9 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
         f"<p><i>{esc(run['text'])}</i></p>",
     ]
     if run.get("reason"):
-        what = "refuted" if outcome == "refuted" else "reason"  # a refutation's message, not its traceback
+        what = "refuted" if outcome == REFUTED else "reason"  # a refutation's message, not its traceback
         parts.append(
-            f'<p class="{"refutation" if outcome == "refuted" else "reason"}"><b>{what}:</b> {esc(run["reason"])}</p>'
+            f'<p class="{"refutation" if outcome == REFUTED else "reason"}"><b>{what}:</b> {esc(run["reason"])}</p>'
         )
     if run.get("false_alarm"):
         parts.append(f"<p><small>registered false-alarm probability at this tier: {run['false_alarm']:.3g}</small></p>")
@@ -352,7 +352,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
     parts.append("<p>" + " ".join(badge(f"{n} {v}", COLOURS[v]) for v, n in counts.items() if n) + "</p>")
     reference = payload.get("reference_tests", [])
     if reference:
-        bad = [r for r in reference if r["outcome"] not in ("held", "skipped")]
+        bad = [r for r in reference if r["outcome"] not in (HELD, SKIPPED)]
         parts.append(
             f"<p>{len(reference)} reference tests of the kernels and the harness: "
             f"{len(reference) - len(bad)} passed or skipped"
@@ -394,8 +394,8 @@ def side_findings(record: dict[str, Any]) -> list[str]:
     found = []
     for run in record["statements"]:
         entry = registered.get(run["statement"], {})
-        side = entry.get("expected") == "refuted" and not entry.get("refutes_claim", False)
-        if side and run["outcome"] == "refuted" and run["statement"] not in found:
+        side = entry.get("expected") == Expected.REFUTED and not entry.get("refutes_claim", False)
+        if side and run["outcome"] == REFUTED and run["statement"] not in found:
             found.append(run["statement"])
     return found
 
@@ -415,7 +415,7 @@ def _claim_rows(r: dict[str, Any], report_dir: Path | None, store_events: dict[s
     ]
     if r.get("provenance"):
         details.append(f"<p><small><b>provenance:</b> {esc(r['provenance'])}</small></p>")
-    if r["statements_without_tests"] and r["verdict"] != "not exercised":
+    if r["statements_without_tests"] and r["verdict"] != Verdict.NOT_EXERCISED:
         details.append(
             f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>"
         )

@@ -35,6 +35,7 @@ import pytest
 from pytest_claims import payload as verdicts_json
 from pytest_claims.atomic import atomic_write
 from pytest_claims.inputs import checked_compared, checked_previous
+from pytest_claims.outcomes import Verdict
 from pytest_claims.payload import PayloadError
 from pytest_claims.verdicts import changes
 
@@ -134,7 +135,7 @@ def previous_candidates(config: pytest.Config, report_dir: Path, note: Any = Non
 
 def selected_claims(payload: dict[str, Any]) -> set[str]:
     """The ids of the claims a run selected (every verdict but `not selected`)."""
-    return {c["id"] for c in payload["claims"] if c["verdict"] != "not selected"}
+    return {c["id"] for c in payload["claims"] if c["verdict"] != Verdict.NOT_SELECTED}
 
 
 def same_selection(candidates: list[tuple[Path, dict]], selected: set[str]) -> tuple[Path, dict] | None:

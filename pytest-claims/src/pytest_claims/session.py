@@ -15,7 +15,7 @@ import pytest
 
 from pytest_claims import payload as verdicts_json
 from pytest_claims.collection import registry_check_message
-from pytest_claims.outcomes import CRASHED, ERROR
+from pytest_claims.outcomes import BROKEN, CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
 from pytest_claims.runs import same_selection, selected_claims
 from pytest_claims.seeding import master_seed
@@ -237,5 +237,5 @@ class Controller:
         payload = self.build_payload()
         payload["report_id"] = state.report_id  # the pair written by report_files.ReportWriter carries it
         state.payload = payload
-        if any(r["verdict"] == "broken" for r in payload["claims"]) and session.exitstatus == 0:
+        if any(r["verdict"] == BROKEN for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from pytest_claims.outcomes import Verdict
+
 STRICT_EXIT_STATUS = 6
-UNCOUNTED = {"not selected"}  # a partial run: the claim was not asked about
+UNCOUNTED = {Verdict.NOT_SELECTED}  # a partial run: the claim was not asked about
 
 
 def as_registered(record: dict[str, Any]) -> bool:

@@ -20,6 +20,8 @@ from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocab
     SKIPPED,
     UNDECIDED,
     VERDICTS,
+    Expected,
+    Verdict,
 )
 from pytest_claims.registry import Claim, Registry, Statement
 
@@ -57,6 +59,11 @@ class MutantResult:
     detail: str = ""
     kind: str = ""  # empty in verdicts.json files written before the kinds (read by their outcome)
 
+    def __post_init__(self) -> None:
+        self.outcome = str(
+            self.outcome
+        )  # an Outcome as a plain str: execnet carries no subclass of str to the controller
+
 
 def end_of(result: dict[str, Any]) -> str:
     """A mutant result's kind; for a result recorded before kinds existed, read from its outcome."""
@@ -86,6 +93,11 @@ class StatementRun:
     figures: list[dict[str, str]] = field(default_factory=list)  # [{"title", "path"}], path relative to the report dir
     mutants: list[dict[str, Any]] = field(default_factory=list)  # MutantResult as dicts; empty unless --mutants
 
+    def __post_init__(self) -> None:
+        self.outcome = str(
+            self.outcome
+        )  # an Outcome as a plain str: execnet carries no subclass of str to the controller
+
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "StatementRun":
         return StatementRun(**{k: data[k] for k in StatementRun.__dataclass_fields__ if k in data})
@@ -103,7 +115,7 @@ def inconclusive_chance_of(evidence: dict[str, Any]) -> float | None:
 
 
 def as_registered(outcome: str, statement: Statement) -> bool:
-    return (outcome, statement.expected) in ((HELD, "holds"), (REFUTED, "refuted"))
+    return (outcome, statement.expected) in ((HELD, Expected.HOLDS), (REFUTED, Expected.REFUTED))
 
 
 def _param_label(test: str) -> str:
@@ -212,9 +224,9 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     """(verdict, reason) for one claim."""
     runs = inputs.runs
     if inputs.problems:
-        return "broken", "; ".join(inputs.problems)
+        return Verdict.BROKEN, "; ".join(inputs.problems)
     if not inputs.exercised and not inputs.has_tests:
-        return "not exercised", "no test in the suite names this claim"
+        return Verdict.NOT_EXERCISED, "no test in the suite names this claim"
     broken = [
         r for r in runs if r.outcome not in UNDECIDED and not as_registered(r.outcome, claim.statements[r.statement])
     ]
@@ -222,42 +234,42 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
         names = ", ".join(
             sorted({f"{r.statement} ({r.outcome}{': ' + r.test if r.outcome == CRASHED else ''})" for r in broken})
         )
-        return "broken", (
+        return Verdict.BROKEN, (
             f"outcome contradicts the registry: {names} (remedy: read the test's message; fix the code or the test, "
             "or, if the paper's statement is what the run shows wrong, change the statement's expected)"
         )
     failures = power_failures(power(claim, runs))
     if failures:
-        return "broken", failures
+        return Verdict.BROKEN, failures
     if not runs:
         if inputs.not_reached:
-            return "interrupted", _not_reached(inputs)
+            return Verdict.INTERRUPTED, _not_reached(inputs)
         if not inputs.selected:
-            return "not selected", "no test of this claim was selected in this run"
-        return "not run", "its tests were selected but none ran"
+            return Verdict.NOT_SELECTED, "no test of this claim was selected in this run"
+        return Verdict.NOT_RUN, "its tests were selected but none ran"
     ran = [r for r in runs if r.outcome in DECIDED]
     undecided = [r for r in runs if r.outcome == INCONCLUSIVE]
     if not ran and not undecided:
         reasons = sorted({r.reason for r in runs if r.reason})
-        return "not run", "; ".join(reasons) if reasons else "every test skipped"
+        return Verdict.NOT_RUN, "; ".join(reasons) if reasons else "every test skipped"
 
     def decisive(run: StatementRun) -> bool:
         return run.tier in claim.statements[run.statement].decisive_tiers or run.tier == "any"
 
     printed = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
     if any(r.statement in printed and decisive(r) for r in ran):
-        return "falsified", "refuted as printed: " + ", ".join(
+        return Verdict.FALSIFIED, "refuted as printed: " + ", ".join(
             s for s in printed if any(r.statement == s and decisive(r) for r in ran)
         )
     if inputs.not_reached:
-        return "interrupted", _not_reached(inputs)
+        return Verdict.INTERRUPTED, _not_reached(inputs)
     # A required statement decided at a decisive scale in some run but inconclusive in another (one of
     # its cells) is not shown: the claim is inconclusive, naming it.
     inconclusive = sorted({r.statement for r in undecided if decisive(r) and claim.statements[r.statement].required})
     if inconclusive:
         reasons = "; ".join(sorted({r.reason for r in undecided if r.statement in inconclusive and r.reason}))[:600]
         return (
-            "inconclusive",
+            Verdict.INCONCLUSIVE,
             f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({reasons})",
         )
     missing, skipped = [], []
@@ -272,13 +284,13 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
                 skipped.append(name)
     if skipped:  # a required statement was selected and skipped at every scale: undecided, say why
         reasons = sorted({r.reason for r in runs if r.statement in skipped and r.reason})
-        return "not run", f"required statements skipped: {', '.join(skipped)} ({'; '.join(reasons)})"
+        return Verdict.NOT_RUN, f"required statements skipped: {', '.join(skipped)} ({'; '.join(reasons)})"
     if missing:
         reason = "not run at a decisive scale: " + ", ".join(missing)
         if printed:
             reason = "refuted as printed at reduced scale (" + ", ".join(printed) + "); " + reason
-        return "reduced scale", reason
-    return "verified", "every required statement ran at a decisive scale as registered"
+        return Verdict.REDUCED_SCALE, reason
+    return Verdict.VERIFIED, "every required statement ran at a decisive scale as registered"
 
 
 def _not_reached(inputs: ClaimInputs) -> str:
@@ -395,7 +407,7 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
             continue
         if record["verdict"] != old["verdict"]:
             entry = {"id": record["id"], "key": record["key"], "before": old["verdict"], "after": record["verdict"]}
-            (selection if "not selected" in (record["verdict"], old["verdict"]) else claims).append(entry)
+            (selection if Verdict.NOT_SELECTED in (record["verdict"], old["verdict"]) else claims).append(entry)
         old_outcomes = {s["test"]: s["outcome"] for s in old.get("statements", [])}
         for s in record.get("statements", []):
             was = old_outcomes.get(s["test"])

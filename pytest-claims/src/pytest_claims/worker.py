@@ -27,6 +27,7 @@ from pytest_claims.outcomes import (
     REFUTED,
     SKIPPED,
     ClaimRefuted,
+    Expected,
     StatementInconclusive,
 )
 from pytest_claims.state import (
@@ -70,7 +71,7 @@ def false_alarm_of(item: pytest.Item) -> float:
             "probability its tests end against the registry although the registry is right, "
             + (
                 "here that it ends refuted although it holds"
-                if statement.expected == "holds"
+                if statement.expected == Expected.HOLDS
                 else "here that it ends not refuted although it is false as registered"
             )
             + "; see docs/explanation/false-alarms.md)",
@@ -161,7 +162,7 @@ def _as_inconclusive(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> N
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     if report.when == "call" and getattr(report, "claims_inconclusive", ""):
-        return "inconclusive", "i", "INCONCLUSIVE"
+        return INCONCLUSIVE, "i", "INCONCLUSIVE"
     return None
 
 
@@ -205,7 +206,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         return
     info = item.stash.get(STATEMENT, None)
     if info is None:
-        report.user_properties.append((REFERENCE_PROPERTY, decided[0]))
+        report.user_properties.append((REFERENCE_PROPERTY, str(decided[0])))  # plain: execnet carries it
         return
     claim, statement = info
     evidence = item.stash.get(EVIDENCE, None)
