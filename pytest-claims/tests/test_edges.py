@@ -461,20 +461,41 @@ def test_a_reserved_evidence_name_built_at_run_time_errors_its_test_and_the_repo
 
 
 @pytest.mark.smoke
-def test_the_merge_schema_knows_every_registry_statement_field():
-    from pytest_claims.inputs import REGISTERED_STATEMENT_FIELDS
-    from pytest_claims.registry import STATEMENT_FIELDS
-
-    assert set(REGISTERED_STATEMENT_FIELDS) | {"name", "text", "expected"} == STATEMENT_FIELDS
-
-
-def test_the_merge_schema_knows_every_field_of_a_registered_statement():
-    """inputs.REGISTERED_STATEMENT_FIELDS lists exactly the optional fields of registry.Statement, so a field added
-    to the registry cannot make every merge of a run that uses it fail as 'not a field of this schema'."""
+def test_the_merge_schema_of_a_registered_statement_is_the_registrys_statement():
+    """inputs.REGISTERED_STATEMENT is derived from registry.Statement: a statement as verdicts.json carries it passes,
+    every field and its type is checked, and a field the dataclass lacks is refused, so a field added to the registry
+    cannot make every merge of a run that uses it fail as 'not a field of this schema'."""
     import dataclasses
 
-    from pytest_claims.inputs import REGISTERED_STATEMENT_FIELDS
+    from pytest_claims.inputs import REGISTERED_STATEMENT, _Bad
     from pytest_claims.registry import Statement
+    from pytest_claims.verdicts import registry_record
 
-    optional = {f.name for f in dataclasses.fields(Statement)} - {"name", "text", "expected"}
-    assert set(REGISTERED_STATEMENT_FIELDS) == optional
+    statement = Statement(
+        "s",
+        "a statement",
+        "holds",
+        mutants=("m",),
+        decisive_tiers=("full",),
+        false_alarm={"full": 0.01},
+        mutants_expected_end={"m": "errored: why"},
+        false_alarm_basis="a level",
+        mutants_waived="",
+    )
+    claim = dataclasses.replace(toy_claim(), statements={"s": statement})
+    written = registry_record(claim)["statements"]["s"]
+    assert set(written) == {f.name for f in dataclasses.fields(Statement)} - {"name"}
+    REGISTERED_STATEMENT(written, "s")  # passes
+    assert Statement(name="s", **{k: tuple(v) if isinstance(v, list) else v for k, v in written.items()}) == statement
+    for field, wrong in [("refutes_claim", "false"), ("mutants", "m"), ("false_alarm", {"full": "x"}), ("x", 1)]:
+        with pytest.raises(_Bad):
+            REGISTERED_STATEMENT(dict(written, **{field: wrong}), "s")
+    for field in ("text", "expected"):  # no default: a record without it could not be rebuilt
+        with pytest.raises(_Bad, match=field):
+            REGISTERED_STATEMENT({k: v for k, v in written.items() if k != field}, "s")
+
+
+def toy_claim():
+    from pytest_claims.registry import Claim
+
+    return Claim(id="toy/c", key="T9", paper="toy", where="here", text="a claim", expected="verified")

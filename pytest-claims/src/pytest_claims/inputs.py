@@ -9,11 +9,14 @@ never read, so they cannot do harm; a later minor addition to the file does not 
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Callable
 
-from pytest_claims.outcomes import OUTCOMES, VERDICTS, Expected
+from pytest_claims.outcomes import OUTCOMES, VERDICTS
 from pytest_claims.payload import PayloadError
+from pytest_claims.registry import EXPECTED_STATEMENT, Statement, field_types
 
 
 class InputError(PayloadError):
@@ -139,17 +142,31 @@ STATEMENT_RUN = record(
     },
     {"text": STR, "expected": STR, "as_registered": optional(BOOL), "false_alarm": NUMBER},
 )
-# A registry record is passed to Statement(**fields): every field is known and of the registry's type.
-REGISTERED_STATEMENT_FIELDS: dict[str, Check] = {
-    **{k: STR for k in ("false_alarm_basis", "mutants_waived")},
-    **{k: BOOL for k in ("refutes_claim", "required", "scale_free")},
-    **{k: list_of(STR) for k in ("decisive_tiers", "mutants")},
-    "false_alarm": dict_of(NUMBER),
-    "mutants_expected_end": dict_of(STR),
-}
-REGISTERED_STATEMENT = record(
-    {"text": STR, "expected": one_of(tuple(Expected))}, REGISTERED_STATEMENT_FIELDS, closed=True
-)
+
+
+def _check_of(hint: Any) -> Check:
+    """The check of a registry field's value in verdicts.json, from its Python type (a tuple is written as a list)."""
+    origin, args = typing.get_origin(hint) or hint, typing.get_args(hint)
+    if origin is tuple:
+        return list_of(_check_of(args[0]))
+    if origin is dict:
+        return dict_of(_check_of(args[1]))
+    return {str: STR, bool: BOOL, float: NUMBER, int: INT}[origin]
+
+
+def _registered_statement() -> Check:
+    """A statement's registry record as verdicts.json carries it (the registry's Statement less its name, which is the
+    record's key), passed to Statement(**fields): every field known, of its type; those without a default required."""
+    hints, no_default = field_types(Statement), dataclasses.MISSING
+    fields = [f for f in dataclasses.fields(Statement) if f.name != "name"]
+    checks = {f.name: _check_of(hints[f.name]) for f in fields} | {"expected": one_of(EXPECTED_STATEMENT)}
+    required = {f.name for f in fields if f.default is no_default and f.default_factory is no_default}
+    return record(
+        {k: c for k, c in checks.items() if k in required}, {k: c for k, c in checks.items() if k not in required}, True
+    )
+
+
+REGISTERED_STATEMENT = _registered_statement()
 POWER = record({"killed": INT, "of": INT, "survivors": list_of(STR)}, {"statements": dict_of(ANY)})
 CLAIM = record(
     {

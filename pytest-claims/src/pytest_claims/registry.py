@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -12,39 +14,11 @@ from pytest_claims.evidence import RESERVED_NAMES, reserved_name_problem
 from pytest_claims.outcomes import VERDICTS, Expected, Verdict
 from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds raises it; its old import path)
 
-DEFAULT_TIERS = ("smoke", "full", "gpu")
-EXPECTED_STATEMENT = tuple(Expected)
-
-CLAIM_FIELDS = {
-    "id",
-    "key",
-    "paper",
-    "where",
-    "text",
-    "provenance",
-    "expected",
-    "tests",
-    "key_numbers",
-    "figure",
-    "statement",
-}
-STATEMENT_FIELDS = {
-    "name",
-    "text",
-    "expected",
-    "refutes_claim",
-    "required",
-    "decisive_tiers",
-    "scale_free",
-    "mutants",
-    "mutants_waived",
-    "mutants_expected_end",
-    "false_alarm",
-    "false_alarm_basis",
-}
 # A claim's `expected` is a verdict that says what the claim is, or one followed by the reading it depends on
 # ("verified under ..."); broken, interrupted and not selected say what became of a run, not of the claim.
 CLAIM_EXPECTED = tuple(v for v in VERDICTS if v not in (Verdict.BROKEN, Verdict.INTERRUPTED, Verdict.NOT_SELECTED))
+EXPECTED_STATEMENT = tuple(Expected)
+DEFAULT_TIERS = ("smoke", "full", "gpu")
 
 
 class RegistryError(ValueError):
@@ -58,6 +32,9 @@ def statement_holds(condition: bool, message: str) -> None:
         raise ClaimRefuted(message)
 
 
+# Statement and Claim are the one definition of the registry's fields: their names, their types (a TOML array for a
+# tuple, a table for a dict; `toml` in a field's metadata where the TOML form differs) and which are required (those
+# without a default). The checks below and the merge's schema of a registered statement (inputs.py) derive from them.
 @dataclass(frozen=True)
 class Statement:
     name: str
@@ -65,6 +42,7 @@ class Statement:
     expected: str
     refutes_claim: bool = False
     required: bool = True
+    # The tiers whose run of it is decisive; a registry record that omits them means every tier of claims_tiers.
     decisive_tiers: tuple[str, ...] = DEFAULT_TIERS
     scale_free: bool = False  # gives the same result at any scale: its tests run in every tier
     mutants: tuple[str, ...] = ()  # names of the mutants its tests must kill (change the registered outcome)
@@ -74,8 +52,9 @@ class Statement:
     mutants_expected_end: dict[str, str] = field(default_factory=dict)
     # The probability, per tier, that its tests end against the registry although the statement is true
     # (random draws, a chaotic trajectory); absent: no random ingredient decides it. `false_alarm_basis`
-    # says where each number comes from (a test's level, a computed tail, a simulation).
-    false_alarm: dict[str, float] = field(default_factory=dict)
+    # says where each number comes from (a test's level, a computed tail, a simulation). In TOML also one number
+    # for every tier.
+    false_alarm: dict[str, float] = field(default_factory=dict, metadata={"toml": (int, float, dict)})
     false_alarm_basis: str = ""
 
     def false_alarm_at(self, tier: str) -> float:
@@ -90,12 +69,13 @@ class Claim:
     paper: str
     where: str
     text: str
-    provenance: str
+    provenance: str = field(default="", kw_only=True)
     expected: str
     tests: str = ""  # the module holding its statement tests (a collection error there breaks the claim)
     key_numbers: tuple[str, ...] = ()  # "statement: evidence name" entries shown in the claim table
     figure: str = ""  # the statement whose first figure is the claim's thumbnail
-    statements: dict[str, Statement] = field(default_factory=dict)
+    # In TOML an array of tables named `statement`, one per statement.
+    statements: dict[str, Statement] = field(default_factory=dict, metadata={"toml": (list,), "toml_name": "statement"})
 
 
 @dataclass(frozen=True)
@@ -110,19 +90,34 @@ class Registry:
         return [c for c in self.claims.values() if c.tests and (module == c.tests or module.endswith("/" + c.tests))]
 
 
-# The type of every field (a string is not a boolean: `refutes_claim = "false"` would read as true).
-CLAIM_TYPES: dict[str, tuple[type, ...]] = {
-    **{name: (str,) for name in ("id", "key", "paper", "where", "text", "provenance", "expected", "tests", "figure")},
-    "key_numbers": (list,),
-    "statement": (list,),
-}
-STATEMENT_TYPES: dict[str, tuple[type, ...]] = {
-    **{name: (str,) for name in ("name", "text", "expected", "false_alarm_basis", "mutants_waived")},
-    **{name: (bool,) for name in ("refutes_claim", "required", "scale_free")},
-    "decisive_tiers": (list,),
-    "mutants": (list,),
-    "mutants_expected_end": (dict,),
-    "false_alarm": (int, float, dict),
+def field_types(cls: type) -> dict[str, Any]:
+    """The Python type of each field of a registry dataclass, by its name in the dataclass."""
+    return typing.get_type_hints(cls)
+
+
+def toml_types(cls: type) -> dict[str, tuple[type, ...]]:
+    """Each field of a registry dataclass by its TOML name, with the TOML types it may be written as (a string is not a
+    boolean: `refutes_claim = "false"` would read as true)."""
+    hints = field_types(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        origin = typing.get_origin(hints[f.name]) or hints[f.name]
+        out[f.metadata.get("toml_name", f.name)] = f.metadata.get("toml", (list,) if origin is tuple else (origin,))
+    return out
+
+
+def required_fields(cls: type) -> set[str]:
+    """The fields a registry record must give: those without a default."""
+    no_default = dataclasses.MISSING
+    return {f.name for f in dataclasses.fields(cls) if f.default is no_default and f.default_factory is no_default}
+
+
+CLAIM_TYPES = toml_types(Claim)
+STATEMENT_TYPES = toml_types(Statement)
+CLAIM_FIELDS, STATEMENT_FIELDS = set(CLAIM_TYPES), set(STATEMENT_TYPES)
+# The fields written as an array of strings (a tuple of them in the dataclass).
+STRING_ARRAYS = {
+    name for cls in (Claim, Statement) for name, hint in field_types(cls).items() if typing.get_origin(hint) is tuple
 }
 TYPE_NAMES = {
     str: "a string",
@@ -140,11 +135,11 @@ def _check_types(record: dict[str, Any], types: dict[str, tuple[type, ...]], whe
         if allowed is None:
             continue
         ok = isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed)
-        if ok and isinstance(value, list) and name != "statement":
+        if ok and isinstance(value, list) and name in STRING_ARRAYS:
             ok = all(isinstance(v, str) for v in value)
         if not ok:
             wanted = " or ".join(dict.fromkeys(TYPE_NAMES[t] for t in allowed))
-            suffix = " of strings" if allowed == (list,) and name != "statement" else ""
+            suffix = " of strings" if name in STRING_ARRAYS else ""
             raise RegistryError(f"registry: {where} field {name!r} must be {wanted}{suffix}, got {value!r}")
 
 
@@ -261,7 +256,7 @@ def _statement(st: dict[str, Any], cid: str, tiers: tuple[str, ...]) -> Statemen
     where = f"{cid}:{name}"
     _unknown(st, STATEMENT_FIELDS, f"statement {where}")
     _check_types(st, STATEMENT_TYPES, f"statement {where}")
-    lacking = sorted({"name", "text", "expected"} - set(st))
+    lacking = sorted(required_fields(Statement) - set(st))
     if lacking:
         raise RegistryError(f"registry: statement {where} lacks {lacking}")
     if st.get("expected") not in EXPECTED_STATEMENT:
@@ -295,7 +290,7 @@ def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tup
     cid = record.get("id", "?")
     _unknown(record, CLAIM_FIELDS, f"claim {cid!r}")
     _check_types(record, CLAIM_TYPES, f"claim {cid!r}")
-    missing = sorted({"id", "key", "paper", "where", "text", "expected"} - set(record))
+    missing = sorted(required_fields(Claim) - set(record))
     if missing:
         raise RegistryError(f"registry: claim {cid!r} lacks {missing}")
     if not any(record["expected"] == v or record["expected"].startswith(v + " ") for v in CLAIM_EXPECTED):
