@@ -490,7 +490,7 @@ def test_the_merge_schema_of_a_registered_statement_is_the_registrys_statement()
     for field, wrong in [("refutes_claim", "false"), ("mutants", "m"), ("false_alarm", {"full": "x"}), ("x", 1)]:
         with pytest.raises(_Bad):
             REGISTERED_STATEMENT(dict(written, **{field: wrong}), "s")
-    for field in ("text", "expected"):  # no default: a record without it could not be rebuilt
+    for field in ("text", "expected", "decisive_tiers"):  # no default: a record without it could not be rebuilt
         with pytest.raises(_Bad, match=field):
             REGISTERED_STATEMENT({k: v for k, v in written.items() if k != field}, "s")
 

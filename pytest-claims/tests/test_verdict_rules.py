@@ -9,6 +9,7 @@ import pytest
 from pytest_claims.registry import Claim, Statement
 from pytest_claims.verdicts import ClaimInputs, StatementRun, changes, claim_verdict, power
 
+TIERS = ("smoke", "full", "gpu")  # the toy project's claims_tiers
 CLAIM = Claim(
     id="toy/claim",
     key="T1",
@@ -18,10 +19,12 @@ CLAIM = Claim(
     provenance="",
     expected="verified",
     statements={
-        "main": Statement("main", "the main statement", "holds", mutants=("m1", "m2")),
+        "main": Statement("main", "the main statement", "holds", mutants=("m1", "m2"), decisive_tiers=TIERS),
         "scale": Statement("scale", "needs the full tier", "holds", decisive_tiers=("full", "gpu")),
-        "optional": Statement("optional", "not needed for verified", "holds", required=False),
-        "converse": Statement("converse", "a refuted side statement", "refuted", refutes_claim=False),
+        "optional": Statement("optional", "not needed for verified", "holds", required=False, decisive_tiers=TIERS),
+        "converse": Statement(
+            "converse", "a refuted side statement", "refuted", refutes_claim=False, decisive_tiers=TIERS
+        ),
     },
 )
 PRINTED = replace(

@@ -227,7 +227,7 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
         for run in payload.get("runs", []):
             runs.append(dict(run, source=source if run.get("source") == "this run" else run.get("source", source)))
     return verdicts_json.build(
-        Registry(papers=papers, claims=claims),
+        Registry(papers=papers, claims=claims, tiers=()),
         inputs,
         suite=payloads[0].get("suite", "claim verification suite"),
         tier="+".join(sorted({p["tier"] for p in payloads})),

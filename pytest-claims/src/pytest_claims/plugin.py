@@ -34,7 +34,6 @@ from pytest_claims.inputs import checked_previous
 from pytest_claims.mutants import MutantError, MutantRunner, catalogue, stale_mutants
 from pytest_claims.payload import PayloadError, read_previous
 from pytest_claims.registry import (
-    DEFAULT_TIERS,
     Registry,
     RegistryError,
     check_against_project,
@@ -68,8 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
-    parser.addini(
-        "claims_tiers", "scale markers, one per test, smallest first", type="args", default=list(DEFAULT_TIERS)
+    parser.addini(  # the one place the plugin names tiers: its default; everything else reads the ini key
+        "claims_tiers", "scale markers, one per test, smallest first", type="args", default=["smoke", "full", "gpu"]
     )
     parser.addini(
         "claims_min_mutants",

@@ -18,7 +18,6 @@ from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds r
 # ("verified under ..."); broken, interrupted and not selected say what became of a run, not of the claim.
 CLAIM_EXPECTED = tuple(v for v in VERDICTS if v not in (Verdict.BROKEN, Verdict.INTERRUPTED, Verdict.NOT_SELECTED))
 EXPECTED_STATEMENT = tuple(Expected)
-DEFAULT_TIERS = ("smoke", "full", "gpu")
 
 
 class RegistryError(ValueError):
@@ -43,7 +42,7 @@ class Statement:
     refutes_claim: bool = False
     required: bool = True
     # The tiers whose run of it is decisive; a registry record that omits them means every tier of claims_tiers.
-    decisive_tiers: tuple[str, ...] = DEFAULT_TIERS
+    decisive_tiers: tuple[str, ...] = field(kw_only=True, metadata={"toml_default": "claims_tiers"})
     scale_free: bool = False  # gives the same result at any scale: its tests run in every tier
     mutants: tuple[str, ...] = ()  # names of the mutants its tests must kill (change the registered outcome)
     mutants_waived: str = ""  # why a holds statement lists fewer than claims_min_mutants (say why none can be tried)
@@ -82,7 +81,7 @@ class Claim:
 class Registry:
     papers: dict[str, dict[str, str]]
     claims: dict[str, Claim]
-    tiers: tuple[str, ...] = DEFAULT_TIERS
+    tiers: tuple[str, ...]  # claims_tiers (empty in a merge, which reads verdicts.json files and no ini)
 
     def claims_of_module(self, module: str) -> list[Claim]:
         """The claims whose statement tests live in `module` (a path relative to the rootdir)."""
@@ -107,9 +106,13 @@ def toml_types(cls: type) -> dict[str, tuple[type, ...]]:
 
 
 def required_fields(cls: type) -> set[str]:
-    """The fields a registry record must give: those without a default."""
+    """The fields a registry record must give: those without a default, in the dataclass or in the registry."""
     no_default = dataclasses.MISSING
-    return {f.name for f in dataclasses.fields(cls) if f.default is no_default and f.default_factory is no_default}
+    return {
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is no_default and f.default_factory is no_default and "toml_default" not in f.metadata
+    }
 
 
 CLAIM_TYPES = toml_types(Claim)
@@ -336,8 +339,9 @@ def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tup
     )
 
 
-def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...] = DEFAULT_TIERS) -> Registry:
-    """Parse and validate one or more registry files; a malformed record raises RegistryError naming it."""
+def load_registry(paths: Iterable[Path] | Path, tiers: tuple[str, ...]) -> Registry:
+    """Parse and validate one or more registry files (`tiers`: claims_tiers); a malformed record raises
+    RegistryError naming it."""
     papers, raw_claims = _read_files([Path(paths)] if isinstance(paths, (str, Path)) else paths)
     claims: dict[str, Claim] = {}
     for record in raw_claims:
