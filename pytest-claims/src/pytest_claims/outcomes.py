@@ -77,6 +77,8 @@ DECIDED = (HELD, REFUTED)
 UNDECIDED = (SKIPPED, INCONCLUSIVE)  # outcomes that neither agree with the registry nor contradict it
 BROKEN = Verdict.BROKEN
 VERDICTS = tuple(Verdict)
+# The tier a scale-free statement's run is recorded at: it gives the same result at every tier.
+ANY_TIER = "any"
 
 VERDICT_COLOURS = {
     Verdict.VERIFIED: "#1a7f37",

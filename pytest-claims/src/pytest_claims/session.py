@@ -15,7 +15,7 @@ import pytest
 
 from pytest_claims import payload as verdicts_json
 from pytest_claims.collection import registry_check_message
-from pytest_claims.outcomes import BROKEN, CRASHED, ERROR
+from pytest_claims.outcomes import ANY_TIER, BROKEN, CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
 from pytest_claims.runs import same_selection, selected_claims
 from pytest_claims.seeding import master_seed
@@ -133,7 +133,7 @@ class Controller:
             if test in state.statement_of:
                 cid, name = state.statement_of[test]
                 claim = state.registry.claims[cid]
-                tier = "any" if claim.statements[name].scale_free else tier_of(self.config)
+                tier = ANY_TIER if claim.statements[name].scale_free else tier_of(self.config)
                 state.runs[test] = StatementRun(
                     test=test, claim=cid, statement=name, tier=tier, outcome=CRASHED, reason=line
                 )

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
 from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocabulary, also read from here)
+    ANY_TIER,
     CRASHED,
     DECIDED,
     ERROR,
@@ -254,7 +255,7 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
         return Verdict.NOT_RUN, "; ".join(reasons) if reasons else "every test skipped"
 
     def decisive(run: StatementRun) -> bool:
-        return run.tier in claim.statements[run.statement].decisive_tiers or run.tier == "any"
+        return run.tier in claim.statements[run.statement].decisive_tiers or run.tier == ANY_TIER
 
     printed = sorted({r.statement for r in ran if r.outcome == REFUTED and claim.statements[r.statement].refutes_claim})
     if any(r.statement in printed and decisive(r) for r in ran):
@@ -373,7 +374,7 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
                         if r.outcome not in UNDECIDED
                         else None,
                         "false_alarm": claim.statements[r.statement].false_alarm_at(r.tier)
-                        if r.tier != "any"
+                        if r.tier != ANY_TIER
                         else max(claim.statements[r.statement].false_alarm.values(), default=0.0),
                         "inconclusive_chance": inconclusive_chance_of(r.evidence),
                         "reason": r.reason,

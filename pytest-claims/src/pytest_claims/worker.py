@@ -20,6 +20,7 @@ from pytest_claims.context import RunningTest
 from pytest_claims.evidence import Evidence
 from pytest_claims.seeding import master_seed
 from pytest_claims.outcomes import (
+    ANY_TIER,
     ERROR,
     FAILED,
     HELD,
@@ -214,7 +215,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         test=item.nodeid,
         claim=claim.id,
         statement=statement.name,
-        tier="any" if statement.scale_free else declared_tier(item),
+        tier=ANY_TIER if statement.scale_free else declared_tier(item),
         outcome=decided[0],
         reason=decided[1],
         evidence=evidence.as_dict() if evidence else {},
