@@ -4,7 +4,8 @@ a failure raises ClaimRefuted with one line naming them and the command that rep
 
 statement_allclose works in the manner of numpy.testing.assert_allclose; statement_le, statement_ge and
 statement_in_interval compare elementwise against bounds; statement_none asserts that no case violates a
-statement; statement_holds asserts a condition as printed. All take scalars or arrays (NumPy is imported when they run)."""
+statement; statement_holds asserts a condition as printed. All take scalars or arrays (NumPy is imported when
+they run)."""
 
 from __future__ import annotations
 
