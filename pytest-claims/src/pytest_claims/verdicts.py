@@ -303,15 +303,28 @@ def _not_reached(inputs: ClaimInputs) -> str:
     )
 
 
+_MISSING = object()
+
+
+def evidence_value(evidence: dict[str, Any], name: str) -> Any:
+    """The evidence recorded under `name`, or one field of a record: `name.field` (as `fixed-point rate.lower`
+    picks the lower bound of what decide_rate recorded) where no evidence is named `name.field` itself;
+    _MISSING where there is neither."""
+    if name in evidence:
+        return evidence[name]
+    record, dot, field = name.rpartition(".")
+    found = evidence.get(record) if dot else None
+    return found[field] if isinstance(found, dict) and field in found else _MISSING
+
+
 def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
     """The registry's key numbers of a claim, with the value of every run that recorded them."""
     out = []
     for entry in claim.key_numbers:
         statement, _, name = (part.strip() for part in entry.partition(":"))
+        found = [(r, evidence_value(r.evidence, name)) for r in runs if r.statement == statement]
         values = [
-            {"run": _param_label(r.test), "tier": r.tier, "value": r.evidence[name]}
-            for r in runs
-            if r.statement == statement and name in r.evidence
+            {"run": _param_label(r.test), "tier": r.tier, "value": value} for r, value in found if value is not _MISSING
         ]
         out.append({"label": entry, "values": values})
     return out
