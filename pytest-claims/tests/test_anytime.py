@@ -120,7 +120,7 @@ def test_every_trial_succeeding_and_no_trial_at_all():
 def test_a_huge_sample_stays_finite_where_the_tails_underflow():
     """At 10^6 trials the tails are far below the smallest double; the logs are not (their difference from the
     SciPy formula cannot be taken there, so the chain rule checks them: pooled = first half x second half)."""
-    greater, less = anytime.rate_log_evalues(520_000, 10**6, 0.5)
+    greater, less = anytime.rate_log_evalues(np.int64(520_000), np.int64(10**6), 0.5)  # NumPy's integers are counts
     # ln E_gt is about n KL(0.52 || 0.5) = 800.3 less a log term; E_lt's tail I_t(a + S, b + F) is near e^-800
     assert 785.0 < greater < 800.3 and -20.0 < less < 0.0
     first, _ = anytime.rate_log_evalues(260_000, 500_000, 0.5)

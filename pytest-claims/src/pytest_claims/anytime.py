@@ -22,6 +22,7 @@ natural logs throughout (e-values overflow doubles: ln E reaches 1e4 at n = 5000
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -48,8 +49,11 @@ def _check_threshold(threshold: float) -> float:
 
 
 def _check_counts(successes: int, trials: int) -> tuple[int, int]:
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (successes, trials)):
-        raise TypeError(f"successes and trials must be integers, got {successes!r} and {trials!r}")
+    """Whole counts (Python or NumPy integers) with 0 <= successes <= trials, or one clear error."""
+    try:
+        successes, trials = operator.index(successes), operator.index(trials)
+    except TypeError:
+        raise TypeError(f"successes and trials must be integers, got {successes!r} and {trials!r}") from None
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must lie in [0, trials] (successes={successes}, trials={trials})")
     return successes, trials
@@ -144,7 +148,8 @@ def rate_log_evalues(
     """(ln E_gt, ln E_lt) after `successes` of `trials`: E_gt tests the null 'rate <= threshold' (it grows with
     evidence that the rate is above it), E_lt the null 'rate >= threshold'. Both are 1 (log 0) before any trial;
     either may be -inf where the data rule its alternative out (a point-mass-only prior). Exact to a few eps times
-    the log-likelihood's size (measured against SciPy to about 1e-12 relative in tests/test_anytime.py)."""
+    the log-likelihood's size (against SciPy's betaln and betainc: at most 6e-13 relative over tests/test_anytime.py's
+    grid, n up to 2000)."""
     successes, trials = _check_counts(successes, trials)
     t = _check_threshold(threshold)
     failures = trials - successes
@@ -218,10 +223,10 @@ def decide_rate_looks(
     one pair per look, along one chain: counts of successes and of failures may only grow."""
     if not looks:
         raise ValueError("no looks to decide from")
+    pairs = [rate_log_evalues_for(s, n, threshold, at_least=at_least, prior=prior) for s, n in looks]
     for (s0, n0), (s1, n1) in zip(looks, looks[1:]):
         if s1 < s0 or n1 - s1 < n0 - s0:
             raise ValueError(f"looks must be cumulative: ({s1}, {n1}) does not contain ({s0}, {n0})")
-    pairs = [rate_log_evalues_for(s, n, threshold, at_least=at_least, prior=prior) for s, n in looks]
     return decide_log_evalues([p[0] for p in pairs], [p[1] for p in pairs], alpha=alpha, held_alpha=held_alpha)
 
 
@@ -231,12 +236,8 @@ def anytime_decision_counts(
     """For 'rate >= threshold' at one look of `trials`: (the largest success count that is refuted, or -1; the
     least that is held, or trials + 1), decide.rate_decision_counts' twin. E_lt falls and E_gt grows with the
     count (each component's likelihood ratio does), so each set is an interval found by bisection."""
-    t, alpha, held_alpha = (
-        _check_threshold(threshold),
-        _check_level("alpha", alpha),
-        _check_level("held_alpha", held_alpha),
-    )
-    _check_counts(0, trials)
+    t, (_, trials) = _check_threshold(threshold), _check_counts(0, trials)
+    alpha, held_alpha = _check_level("alpha", alpha), _check_level("held_alpha", held_alpha)
 
     def refuted(k: int) -> bool:
         return _crosses(_log_evalue(k, trials - k, t, prior, False), alpha)
