@@ -4,13 +4,21 @@ a failure raises ClaimRefuted with one line naming them and the command that rep
 
 statement_allclose works in the manner of numpy.testing.assert_allclose; statement_le, statement_ge and
 statement_in_interval compare elementwise against bounds; statement_none asserts that no case violates a
-statement. All take scalars or arrays (NumPy is imported when they run)."""
+statement; statement_holds asserts a condition as printed. All take scalars or arrays (NumPy is imported when they run)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pytest_claims.context import record, refute
+
+
+def statement_holds(condition: bool, message: str) -> None:
+    """Assert a statement as printed; a false statement raises ClaimRefuted with the message and the command
+    that reproduces the test."""
+    __tracebackhide__ = True
+    if not bool(condition):
+        refute(message)
 
 
 def _where(index: tuple[int, ...]) -> Any:
