@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_claims.mutants import mutant_of
+from pytest_claims.shown_numbers import counted
 from pytest_claims.state import State
 
 
@@ -13,6 +14,11 @@ def changes_section(writer: Any, payload: dict[str, Any]) -> None:
     if found is None:
         return
     writer.write_sep("=", "changed since the previous run")
+    conditions = found.get("conditions") or []
+    if conditions:
+        writer.write_line(
+            "the runs differ in " + ", ".join(f"{c['name']} {c['before']} -> {c['after']}" for c in conditions)
+        )
     selection = found.get("selection") or []
     if not found["claims"] and not found["statements"]:
         writer.write_line("nothing" + (" among the claims both runs selected" if selection else ""))
@@ -50,7 +56,7 @@ def false_alarm_section(writer: Any, payload: dict[str, Any]) -> None:
     table = payload.get("false_alarm", {})
     if table.get("tiers"):
         sums = ", ".join(
-            f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements"
+            f"{tier} {found['sum']:.3g} over {counted(len(found['statements']), 'statement')}"
             for tier, found in table["tiers"].items()
         )
         writer.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
