@@ -100,10 +100,17 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, stric
     if bad:
         at = f" at {summary['worst_at']}" if value.size > 1 else ""
         bounds = wording.format(lower=summary["lower"], upper=summary["upper"])
-        refute(
-            f"{what}: {bad} of {value.size} not {bounds}; "
-            f"worst{at}: {summary['actual']!r} (off by {-summary['least_margin']:.3g})"
+        actual = summary["actual"]
+        # bounds per element: the worst element is measured against its own bound, not every element's
+        own = any(
+            np.ndim(b) > 0 and np.ptp(np.asarray(b, dtype=np.float64)) > 0 for b in (lower, upper) if b is not None
         )
+        found = (
+            f"outside their own bounds; worst{at}: {actual!r}, not {bounds}"
+            if own
+            else f"not {bounds}; worst{at}: {actual!r}"
+        )
+        refute(f"{what}: {bad} of {value.size} {found} (off by {-summary['least_margin']:.3g})")
     return summary
 
 

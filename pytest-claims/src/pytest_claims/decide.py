@@ -258,8 +258,9 @@ def decide_interval(
         found["needed_to_decide"] = needed
     record(what, found)
     interval = (
-        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds: shown at "
-        f"{significant(found['held_confidence'], 6)}, refuted at {significant(1 - alpha, 6)})"
+        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds at confidence "
+        f"{significant(found['held_confidence'], 6)} to hold, {significant(1 - alpha, 6)} to refute: "
+        f"false alarm {significant(alpha)})"
     )
     if refuted:
         refute(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
