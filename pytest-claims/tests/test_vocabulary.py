@@ -62,8 +62,20 @@ def literal_words(source: str) -> list[str]:
     return found
 
 
+# Modules that still write the words, with why (strict: the test fails once one of them no longer does).
+NOT_YET = {"anytime.py": "declares HELD, REFUTED, INCONCLUSIVE again; its owner imports them from outcomes"}
+
+
 @pytest.mark.smoke
-@pytest.mark.parametrize("path", [p for p in MODULES if p.name != "outcomes.py"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=[pytest.mark.xfail(strict=True, reason=NOT_YET[p.name])] if p.name in NOT_YET else [])
+        for p in MODULES
+        if p.name != "outcomes.py"
+    ],
+    ids=lambda p: p.name,
+)
 def test_no_module_writes_a_verdict_as_a_literal(path):
     assert not literal_words(path.read_text(encoding="utf-8")), f"{path.name}: use pytest_claims.outcomes' members"
 
