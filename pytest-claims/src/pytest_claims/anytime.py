@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from pytest_claims.binomial import check_probability, log_beta_prefactor, log_incomplete_beta
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 
-HELD, REFUTED, INCONCLUSIVE = "held", "refuted", "inconclusive"
 
 #: The odds ratios mixed by the two-proportions e-value: 2, 4, ..., 4096 (ANYTIME.md 3.2).
 ODDS_RATIOS = tuple(2.0**j for j in range(1, 13))
