@@ -148,6 +148,7 @@ REGISTERED_STATEMENT_FIELDS: dict[str, Check] = {
     **{k: list_of(STR) for k in ("decisive_tiers", "mutants")},
     "false_alarm": dict_of(NUMBER),
     "mutants_expected_end": dict_of(STR),
+    "decision": dict_of(ANY),  # {"method": ..., "prior" or "plan"}: registry._decision checked it when read
 }
 REGISTERED_STATEMENT = record(
     {"text": STR, "expected": one_of(("holds", "refuted"))}, REGISTERED_STATEMENT_FIELDS, closed=True
