@@ -160,8 +160,8 @@ def _check_replay(batches: list[dict], batch: int, expected: int, stream: str, c
     if batch != expected or (entry["successes"], entry["trials"]) != counts:
         raise ValueError(
             f"stream {stream} is already in the ledger (batch {batch}: {entry['successes']} of {entry['trials']}; "
-            f"this run: {counts[0]} of {counts[1]}): a batch is never drawn twice; continue with --claims-continue "
-            "and batch=claims_batch"
+            f"this run: {counts[0]} of {counts[1]}): a batch is never drawn twice; the ledger expects batch {expected} "
+            "now (draw it with keyed_rng(f'...|batch{claims_batch}') and pass batch=claims_batch)"
         )
 
 
