@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -213,3 +212,17 @@ def test_a_refuted_statement_without_its_false_alarm_is_told_what_the_number_mea
     (pytester.path / "test_triangle.py").write_text(test)
     result = pytester.runpytest("-p", "no:randomly")
     result.stdout.fnmatch_lines(["*states no false_alarm*ends not refuted although it is false as registered*"])
+
+
+def test_init_names_the_next_commands_without_a_cd_into_the_folder_it_is_in(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["init", "."]) == 0
+    assert "next: pytest && pytest --claims-mutants" in capsys.readouterr().out
+    assert cli.main(["init", "sub dir"]) == 0
+    assert "next: cd 'sub dir' && pytest" in capsys.readouterr().out
+
+
+def test_counts_take_their_noun_in_the_right_number():
+    from pytest_claims.shown_numbers import counted
+
+    assert [counted(n, "statement") for n in (0, 1, 2)] == ["0 statements", "1 statement", "2 statements"]

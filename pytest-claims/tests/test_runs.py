@@ -261,6 +261,21 @@ def test_each_run_is_saved_under_a_new_number_and_the_last_is_the_previous(pytes
     assert len(saved_runs(pytester.path / "out")) == 3
 
 
+def test_changes_since_the_previous_run_say_when_the_seed_differs(pytester):
+    """ "Changed since the previous run: nothing" after a run under another master seed hid the seed change."""
+    seeded_project(pytester, "claims_seed = 1")
+    assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "7")
+    assert result.ret == 0
+    assert verdicts(pytester)["changes"]["conditions"] == [{"name": "seed", "before": 1, "after": 7}]
+    result.stdout.fnmatch_lines(["*changed since the previous run*", "the runs differ in seed 1 -> 7", "nothing"])
+    from pytest_claims.report import changes_html
+
+    assert "(the runs differ in seed 1 &rarr; 7)" in changes_html(verdicts(pytester)["changes"])
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "7").ret == 0
+    assert verdicts(pytester)["changes"]["conditions"] == []  # the same seed: nothing to say
+
+
 def test_a_damaged_last_saved_run_is_passed_over_for_the_previous_one(pytester):
     seeded_project(pytester)
     for _ in range(2):

@@ -22,3 +22,8 @@ def significant(value: float, digits: int = SIGNIFICANT) -> str:
         if float(text) not in (0.0, 1.0):
             return text
     return repr(value)
+
+
+def counted(count: int, noun: str) -> str:
+    """'1 statement', '0 statements', '2 statements': a count with its noun in the right number."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

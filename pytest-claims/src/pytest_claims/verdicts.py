@@ -394,9 +394,13 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
     return records
 
 
+CONDITIONS = ("seed", "tier")  # a run's conditions that change what its verdicts mean
+
+
 def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
     """Claims whose verdict changed and statement tests whose outcome changed, previous -> current, and (apart)
-    the claims that only one of the two runs selected: their verdicts were not compared (`selection`).
+    the claims that only one of the two runs selected: their verdicts were not compared (`selection`), and the
+    conditions (master seed, tier) the two runs differ in (`conditions`).
 
     A test that did not run in both is not a change."""
     before = {c["id"]: c for c in previous.get("claims", [])}
@@ -427,4 +431,9 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
         "claims": claims,
         "statements": statements,
         "selection": selection,
+        "conditions": [  # what the reader must know to read "nothing changed": the runs differ in seed or tier
+            {"name": name, "before": previous.get(name), "after": current.get(name)}
+            for name in CONDITIONS
+            if previous.get(name) != current.get(name)
+        ],
     }
