@@ -135,6 +135,11 @@ def test_a_whole_count_gives_the_decisions_own_bounds():
         (0.0, "0"),
         (0.99995, "0.99995"),
         (2.5e-5, "2.5e-05"),
+        (3.99987, "4.000"),  # rounded: the zeros say it was measured (the newcomer read "4" as exact)
+        (2.0, "2"),
+        (4000.2, "4000"),
+        (1.00001e-7, "1.000e-07"),
+        (0.600004, "0.6000"),
     ],
 )
 def test_numbers_keep_the_digits_that_tell_them_from_0_and_1(value, shown):
