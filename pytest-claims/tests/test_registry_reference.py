@@ -19,6 +19,7 @@ TYPE_WORDS = {
     "array of strings": (list,),
     "table": (dict,),
     "number, or table": (int, float, dict),
+    "string, or table": (str, dict),
 }
 
 

@@ -1,8 +1,9 @@
 """The running session and statement test, as a context variable: the library reads it, the plugin sets it.
 
-The assertion and decision helpers, `current_store()`, `current_evidence()` and `registered_false_alarm()` read
-it; the plugin sets it at configure (the session: its result store) and around each test's protocol (the
-running test: its evidence, false-alarm level and reproduce line: RunningSession.with_test), and resets it with
+The assertion and decision helpers, `current_store()`, `current_evidence()`, `registered_false_alarm()` and
+`registered_decision()` read it; the plugin sets it at configure (the session: its result store) and around each
+test's protocol (the running test: its evidence, false-alarm level and reproduce line: RunningSession.with_test),
+and resets it with
 its token at unconfigure, so a session run inside a test (pytester) hands the outer one back when it ends.
 Nothing here imports the plugin (as hypothesis' statistics collector is written into by the library and
 installed by its pytest plugin).
@@ -28,6 +29,9 @@ class RunningTest:
     evidence: Callable[[], Evidence]  # its evidence recorder (created on first use)
     false_alarm: Callable[[], float]  # its registered false-alarm probability at its tier
     reproduce: Callable[[], str]  # the command that reruns it under this run's conditions
+    decision: Callable[[], dict[str, Any]] = dict  # its registry record's `decision` ({}: not said)
+    continuing: Callable[[], bool] = bool  # whether the run continues inconclusive ledgers (--claims-continue)
+    run_id: Callable[[], str] = str  # the run's report id where known ("" on an xdist worker)
 
 
 @dataclass
@@ -102,6 +106,12 @@ def refute(message: str) -> None:
     test = running_test()
     command = test.reproduce() if test is not None else "(outside a pytest run)"
     raise ClaimRefuted(f"{message}; reproduce: {command}")
+
+
+def registered_decision() -> dict[str, Any]:
+    """The running statement test's registered `decision` ({} outside a test or where its record says none)."""
+    test = running_test()
+    return test.decision() if test is not None else {}
 
 
 def registered_false_alarm() -> float:

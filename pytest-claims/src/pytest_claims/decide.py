@@ -19,6 +19,7 @@ import math
 from statistics import NormalDist
 from typing import Any
 
+from pytest_claims.anytime_rate import chosen_prior, decide_rate_anytime
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
 from pytest_claims.binomial import check_probability, kept_rate_bound, rate_lower_bound, rate_upper_bound
 from pytest_claims.context import record, refute
@@ -278,17 +279,39 @@ def decide_rate(
     alpha: float,
     what: str,
     held_confidence: float | None = None,
+    anytime: Any = None,
+    batch: int | None = None,
 ) -> dict[str, Any]:
     """Decide a binomial rate against a threshold by exact Clopper-Pearson bounds: the statement's side at
     held_confidence (default 1 - alpha), the other side at 1 - alpha. Its evidence also holds the chance of an
     inconclusive end at this many trials were the true rate the observed one (`inconclusive_chance`; up to
-    INCONCLUSIVE_CHANCE_MAX_TRIALS trials)."""
+    INCONCLUSIVE_CHANCE_MAX_TRIALS trials).
+
+    `anytime` (True: a uniform prior; a BetaPrior; a planned number of trials), or the statement's registered
+    `decision = "anytime"`, decides by the anytime-valid e-process instead, over the statement's ledger with this
+    run's batch (`batch`: the claims_batch fixture) added: pytest_claims.anytime_rate. None (the default) keeps
+    the registry's choice, and the fixed-sample rule where it says none; a call that contradicts it is refused."""
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
     _check_levels(alpha, held_confidence)
     threshold = check_probability("threshold", threshold)
     held_alpha = 1 - held_confidence if held_confidence is not None else alpha
+    prior = chosen_prior(anytime, threshold, alpha)
+    if prior is not None:
+        return decide_rate_anytime(
+            successes,
+            trials,
+            threshold,
+            at_least=at_least,
+            alpha=alpha,
+            held_alpha=held_alpha,
+            what=what,
+            prior=prior,
+            batch=batch,
+        )
+    if batch is not None:
+        raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
     if at_least:
         lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
     else:

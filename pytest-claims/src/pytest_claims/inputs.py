@@ -151,7 +151,7 @@ def _check_of(hint: Any) -> Check:
         return list_of(_check_of(args[0]))
     if origin is dict:
         return dict_of(_check_of(args[1]))
-    return {str: STR, bool: BOOL, float: NUMBER, int: INT}[origin]
+    return {str: STR, bool: BOOL, float: NUMBER, int: INT, Any: ANY}[origin]
 
 
 def _registered_statement() -> Check:

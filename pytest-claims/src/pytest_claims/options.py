@@ -86,6 +86,16 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
         ),
     ),
     (
+        "--claims-continue",
+        "",
+        "claims_continue",
+        dict(
+            action="store_true",
+            help="add a fresh batch to each anytime statement whose ledger is inconclusive, and decide on all its "
+            "batches (default: replay the ledger's last batch; docs/how-to/continue.md)",
+        ),
+    ),
+    (
         "--claims-export",
         "",
         "claims_export",

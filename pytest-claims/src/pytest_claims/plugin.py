@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, mutant_process, options, properties, runs, seeding, threads, worker
+from pytest_claims import context, ledger, mutant_process, options, properties, runs, seeding, threads, worker
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.export import Exporter, parse_formats
@@ -145,6 +145,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(worker, "claims-worker")  # its evidence fixture and inconclusive ending: always
     config.pluginmanager.register(seeding, "claims-seeding")  # the claims_seed fixture: always
+    config.pluginmanager.register(ledger, "claims-ledger")  # the claims_batch fixture: always
     seed = seeding.master_seed(config)
     paths = config.getini("claims_registry")
     if not paths:

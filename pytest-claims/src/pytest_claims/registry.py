@@ -49,6 +49,9 @@ class Statement:
     # for every tier.
     false_alarm: dict[str, float] = field(default_factory=dict, metadata={"toml": (int, float, dict)})
     false_alarm_basis: str = ""
+    # How its rate decisions decide, registered before the data: {} (not said), {"method": "fixed"}, or
+    # {"method": "anytime"} with an optional "prior" {a, b[, point_mass]} or "plan" (trials): _decision.
+    decision: dict[str, Any] = field(default_factory=dict, metadata={"toml": (str, dict)})
 
     def false_alarm_at(self, tier: str) -> float:
         """The registered false-alarm probability at `tier` (0 where none is registered)."""
@@ -171,6 +174,47 @@ def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> 
     return out
 
 
+def _decision(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """`decision` as {"method": "fixed" | "anytime"[, "prior": {a, b[, point_mass]} | "plan": trials]}; {} if absent.
+    A string names the method alone; a table may add an anytime statement's prior or planned size."""
+    raw = record.get("decision")
+    if raw is None:
+        return {}
+    table = {"method": raw} if isinstance(raw, str) else dict(raw)
+    problem = _decision_problem(table)
+    if problem:
+        raise RegistryError(f"registry: {where} field 'decision': {problem}")
+    return table
+
+
+def _decision_problem(table: dict[str, Any]) -> str:
+    method, extra = table.get("method"), sorted(set(table) - {"method", "prior", "plan"})
+    if method not in ("fixed", "anytime"):
+        return f"method must be 'fixed' or 'anytime', got {method!r}"
+    if extra:
+        return f"unknown key(s) {extra} (allowed: method, prior, plan)"
+    if method == "fixed" and len(table) > 1:
+        return "'fixed' takes no prior or plan"
+    if {"prior", "plan"} <= set(table):
+        return "give a prior or a plan, not both"
+    plan = table.get("plan", 1)
+    if isinstance(plan, bool) or not isinstance(plan, int) or plan < 1:
+        return f"plan must be a whole number of trials > 0, got {plan!r}"
+    return _prior_problem(table["prior"]) if "prior" in table else ""
+
+
+def _prior_problem(prior: Any) -> str:
+    """Why `prior` is not {a = .., b = .. [, point_mass = ..]} with a, b > 0 and point_mass in [0, 1]; "" if it is."""
+    numbers = isinstance(prior, dict) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in prior.values()
+    )
+    if not numbers or not {"a", "b"} <= set(prior) <= {"a", "b", "point_mass"}:
+        return f"prior must be a table {{a = .., b = .. [, point_mass = ..]}} of numbers, got {prior!r}"
+    if not (prior["a"] > 0 and prior["b"] > 0 and 0 <= prior.get("point_mass", 0) <= 1):
+        return f"prior needs a, b > 0 and point_mass in [0, 1], got {prior!r}"
+    return ""
+
+
 MUTANT_ENDS_NOT_KILLS = ("errored", "undecided")  # the ends a registry may say are expected for a mutant
 
 
@@ -279,6 +323,7 @@ def _statement(st: dict[str, Any], cid: str, tiers: tuple[str, ...]) -> Statemen
         mutants_expected_end=_expected_ends(st, where),
         false_alarm=_false_alarm(st, tiers, where),
         false_alarm_basis=str(st.get("false_alarm_basis", "")),
+        decision=_decision(st, where),
     )
 
 

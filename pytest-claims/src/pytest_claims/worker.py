@@ -107,6 +107,9 @@ def running(state: State, item: pytest.Item) -> Iterator[None]:
         evidence=lambda: item.stash.get(EVIDENCE, None) or new_evidence(item),
         false_alarm=lambda: false_alarm_of(item),
         reproduce=lambda: reproduce_command(item),
+        decision=lambda: item.stash[STATEMENT][1].decision if STATEMENT in item.stash else {},
+        continuing=lambda: bool(item.config.getoption("claims_continue", False)),
+        run_id=lambda: state.report_id,
     )
     with state.running.with_test(test), state.store.running_test(item.nodeid):
         yield

@@ -1,0 +1,358 @@
+"""Anytime-valid rate decisions in decide_rate (registered before the data) and their continuation ledger: the
+e-process decides instead of Clopper-Pearson, the registry's choice cannot be overridden, a continued run adds a
+fresh batch and decides on the cumulative counts, the first crossing is final, a stream is never counted twice,
+and a corrupt ledger is a note, never a verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from pytest_claims import ledger as ledger_module
+from pytest_claims.anytime import (
+    UNIFORM,
+    BetaPrior,
+    anytime_trials_to_decide,
+    planned_prior,
+    rate_log_evalues_for,
+)
+from pytest_claims.binomial import rate_lower_bound
+from pytest_claims.decide import decide_rate
+from pytest_claims.ledger import LedgerInvalid, check_ledger
+from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
+from pytest_claims.registry import RegistryError, load_registry
+
+pytestmark = pytest.mark.smoke
+
+
+# ------------------------------------------------------------------------------------------------
+# decide_rate(anytime=...) outside a session: one batch
+
+
+def _held_by_clopper_pearson_only(trials: int, threshold: float, alpha: float) -> int:
+    """The least success count that Clopper-Pearson holds at `alpha`; the e-process must not hold it (found, not
+    assumed: the first count where the two rules differ)."""
+    return next(k for k in range(trials + 1) if rate_lower_bound(k, trials, alpha) >= threshold)
+
+
+def test_anytime_decides_by_the_e_process_not_by_clopper_pearson():
+    n, t, alpha = 1000, 0.5, 1e-4
+    k = _held_by_clopper_pearson_only(n, t, alpha)
+    assert decide_rate(k, n, t, at_least=True, alpha=alpha, what="fixed")["decision"] == "held"
+    log_for, _ = rate_log_evalues_for(k, n, t, at_least=True)
+    assert log_for < -math.log(alpha)  # the e-value has not crossed: the anytime rule cannot hold it
+    with pytest.raises(StatementInconclusive) as ended:
+        decide_rate(k, n, t, at_least=True, alpha=alpha, what="anytime", anytime=True)
+    needed = anytime_trials_to_decide(k / n, t, alpha, at_least=True, trials=n)
+    assert ended.value.needed == needed and f"{needed} trials in total ({needed - n} more)" in str(ended.value)
+
+
+def test_anytime_holds_at_the_crossing_and_records_the_block():
+    found = decide_rate(700, 1000, 0.6, at_least=True, alpha=1e-4, what="rate", anytime=True)
+    block = found["anytime"]
+    assert found["decision"] == "held" and block["decided_at_look"] == 1
+    assert block["log_e_for"] == pytest.approx(rate_log_evalues_for(700, 1000, 0.6, at_least=True)[0], rel=1e-12)
+    assert block["log_e_for"] >= -math.log(1e-4) and block["prior"] == {"a": 1.0, "b": 1.0, "point_mass": 0.0}
+    assert found["lower"] == block["bounds"][0] >= 0.6 and [b["cum_trials"] for b in block["ledger"]] == [1000]
+
+
+def test_anytime_refutes_with_the_reproduce_line():
+    with pytest.raises(ClaimRefuted, match="e-value against the statement.*reproduce: "):
+        decide_rate(500, 1000, 0.6, at_least=True, alpha=1e-4, what="rate", anytime=True)
+    with pytest.raises(ClaimRefuted):  # 'rate <= t' mirrored
+        decide_rate(700, 1000, 0.6, at_least=False, alpha=1e-4, what="rate", anytime=True)
+
+
+def test_a_planned_size_and_a_prior_are_the_priors_decided_by():
+    planned = decide_rate(700, 1000, 0.6, at_least=True, alpha=1e-4, what="r", anytime=800)["anytime"]["prior"]
+    assert planned == {**vars(planned_prior(0.6, 800, 1e-4))}
+    chosen = decide_rate(700, 1000, 0.6, at_least=True, alpha=1e-4, what="r", anytime=BetaPrior(2.0, 1.0))
+    assert chosen["anytime"]["prior"]["a"] == 2.0
+    with pytest.raises(TypeError, match="planned number of trials"):
+        decide_rate(700, 1000, 0.6, at_least=True, alpha=1e-4, what="r", anytime="uniform")
+    with pytest.raises(ValueError, match="batch= is for anytime"):
+        decide_rate(700, 1000, 0.6, at_least=True, alpha=1e-4, what="r", batch=0)
+
+
+def test_the_fixed_sample_rule_is_unchanged_by_default():
+    found = decide_rate(700, 1000, 0.6, at_least=True, alpha=1e-4, what="r")
+    assert "anytime" not in found and found["lower"] == rate_lower_bound(700, 1000, 1e-4)
+
+
+# ------------------------------------------------------------------------------------------------
+# The registry field
+
+
+REGISTRY = """
+[paper.p]
+title = "t"
+source = "s"
+
+[[claim]]
+id = "c"
+key = "K"
+paper = "p"
+where = "w"
+text = "t"
+expected = "verified"
+
+[[claim.statement]]
+name = "s"
+text = "t"
+expected = "holds"
+{decision}
+"""
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("", {}),
+        ('decision = "fixed"', {"method": "fixed"}),
+        ('decision = "anytime"', {"method": "anytime"}),
+        ('decision = { method = "anytime", plan = 800 }', {"method": "anytime", "plan": 800}),
+        (
+            'decision = { method = "anytime", prior = { a = 2, b = 1 } }',
+            {"method": "anytime", "prior": {"a": 2, "b": 1}},
+        ),
+    ],
+)
+def test_the_registry_reads_a_decision(tmp_path, line, expected):
+    (tmp_path / "r.toml").write_text(REGISTRY.format(decision=line))
+    assert load_registry(tmp_path / "r.toml", ("smoke", "full")).claims["c"].statements["s"].decision == expected
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ('decision = "sequential"', "method must be"),
+        ("decision = 1", "must be a string or a table"),
+        ('decision = { method = "fixed", plan = 10 }', "takes no prior"),
+        ('decision = { method = "anytime", plan = 0 }', "plan must be"),
+        ('decision = { method = "anytime", plan = 10, prior = { a = 1, b = 1 } }', "not both"),
+        ('decision = { method = "anytime", prior = { a = 0, b = 1 } }', "a, b > 0"),
+        ('decision = { method = "anytime", prior = { a = 1 } }', "prior must be a table"),
+        ('decision = { method = "anytime", looks = 3 }', "unknown key"),
+    ],
+)
+def test_the_registry_refuses_a_bad_decision(tmp_path, line, problem):
+    (tmp_path / "r.toml").write_text(REGISTRY.format(decision=line))
+    with pytest.raises(RegistryError, match=problem):
+        load_registry(tmp_path / "r.toml", ("smoke", "full"))
+
+
+# ------------------------------------------------------------------------------------------------
+# The ledger's checks
+
+
+def _ledger(*counts: tuple[int, int], threshold: float = 0.6) -> dict:
+    statement = {
+        "what": "r",
+        "threshold": threshold,
+        "at_least": True,
+        "alpha": 1e-4,
+        "held_alpha": 1e-4,
+        "prior": {"a": 1.0, "b": 1.0, "point_mass": 0.0},
+    }
+    batches, total_s, total_n = [], 0, 0
+    for index, (s, n) in enumerate(counts):
+        total_s, total_n = total_s + s, total_n + n
+        log_for, log_against = rate_log_evalues_for(total_s, total_n, threshold, at_least=True, prior=UNIFORM)
+        batches.append(
+            {
+                "batch": index,
+                "stream": f"seed=0|test=t|batch={index}",
+                "run": "",
+                "successes": s,
+                "trials": n,
+                "cum_successes": total_s,
+                "cum_trials": total_n,
+                "log_e_for": log_for,
+                "log_e_against": log_against,
+            }
+        )
+    return {"version": 1, "statement": statement, "batches": batches}
+
+
+def test_a_sound_ledger_passes_its_checks():
+    assert check_ledger(_ledger((62, 100), (65, 100))) is not None
+
+
+@pytest.mark.parametrize(
+    "spoil, problem",
+    [
+        (lambda d: d["batches"][0].update(successes=101, cum_successes=101), "successes 101 > trials"),
+        (lambda d: d["batches"][1].update(trials=-1), "not a whole number"),
+        (lambda d: d["batches"][1].update(successes=6.5), "not a whole number"),
+        (lambda d: d["batches"][1].update(stream=d["batches"][0]["stream"]), "repeated stream id"),
+        (lambda d: d["batches"][1].update(cum_successes=0), "running sums"),
+        (lambda d: d["batches"][1].update(log_e_for=50.0), "not its counts'"),
+        (lambda d: d["batches"][1].update(batch=5), "out of order"),
+        (lambda d: d["statement"].update(alpha="small"), "not valid"),
+        (lambda d: d.update(version=0), "version-1"),
+        (lambda d: d.update(batches=[]), "no batches"),
+    ],
+)
+def test_a_spoiled_ledger_is_refused(spoil, problem):
+    ledger = _ledger((62, 100), (65, 100))
+    spoil(ledger)
+    with pytest.raises(LedgerInvalid, match=problem):
+        check_ledger(ledger)
+
+
+def test_next_batch_replays_unless_continuing_an_undecided_ledger():
+    undecided, decided = _ledger((62, 100)), _ledger((62, 100), (900, 1000))
+    assert ledger_module.next_batch(None, True) == 0
+    assert ledger_module.next_batch(undecided, False) == 0 and ledger_module.next_batch(undecided, True) == 1
+    assert ledger_module.decided_at_look(decided) == 2 and ledger_module.next_batch(decided, True) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# End to end: a toy project whose statement is continued
+
+INI = """
+[pytest]
+claims_registry = registry.toml
+claims_tiers = smoke full
+claims_report_dir = out
+claims_store_dir = store
+"""
+
+COIN_REGISTRY = """
+[paper.coin]
+title = "A coin paper"
+source = "nowhere"
+
+[[claim]]
+id = "coin/biased"
+key = "C1"
+paper = "coin"
+where = "Eq. 1"
+text = "the coin shows heads at least 60% of the time"
+provenance = ""
+expected = "verified"
+tests = "test_coin.py"
+
+[[claim.statement]]
+name = "rate"
+text = "heads rate >= 0.6"
+expected = "holds"
+false_alarm = 1e-4
+false_alarm_basis = "Ville's inequality, anytime-valid"
+mutants_waived = "a toy"
+{decision}
+"""
+
+COIN_TEST = """
+import pytest
+from pytest_claims import decide_rate, registered_false_alarm
+from pytest_claims.seeding import keyed_rng
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("coin/biased", statement="rate")
+def test_rate(claims_batch):
+    n = {trials}
+    heads = int((keyed_rng(f"coin|batch{{{batch}}}").random(n) < {rate}).sum())
+    decide_rate(heads, n, 0.6, at_least=True, alpha=registered_false_alarm(), what="heads rate"{extra})
+"""
+
+
+def make_coin(pytester, *, decision='decision = "anytime"', trials=200, rate=0.68, batch="claims_batch", extra=""):
+    pytester.makefile(".ini", pytest=INI)
+    pytester.makefile(".toml", registry=COIN_REGISTRY.format(decision=decision))
+    extra = extra or (", batch=claims_batch" if batch == "claims_batch" else f", batch={batch}")
+    pytester.makepyfile(test_coin=COIN_TEST.format(trials=trials, rate=rate, batch=batch, extra=extra))
+
+
+def run_coin(pytester, *args):
+    result = pytester.runpytest_inprocess("-m", "smoke", "-p", "no:randomly", "-p", "no:cacheprovider", *args)
+    record = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]["statements"][0]
+    return result, record
+
+
+def test_a_statement_continued_until_its_first_crossing(pytester):
+    make_coin(pytester)
+    outcomes, looks = [], []
+    for _ in range(8):
+        _, record = run_coin(pytester, "--claims-continue")
+        block = record["evidence"]["heads rate"]["anytime"]
+        outcomes.append(record["outcome"])
+        looks.append([b["cum_trials"] for b in block["ledger"]])
+        if record["outcome"] != "inconclusive":
+            break
+    assert outcomes[0] == "inconclusive" and outcomes[-1] == "held", outcomes
+    assert looks == [[200 * (k + 1) for k in range(j + 1)] for j in range(len(looks))]
+    streams = [b["stream"] for b in block["ledger"]]
+    assert len(set(streams)) == len(streams) and all(s.endswith(f"|batch={k}") for k, s in enumerate(streams))
+    assert block["decided_at_look"] == len(streams) and block["max_log_e_for"] >= -math.log(1e-4)
+    # decided: the first crossing is final, a further --claims-continue replays the deciding batch and adds nothing
+    _, again = run_coin(pytester, "--claims-continue")
+    assert again["outcome"] == "held" and again["evidence"]["heads rate"]["anytime"]["ledger"] == block["ledger"]
+
+
+def test_a_plain_rerun_replays_the_ledger_and_adds_nothing(pytester):
+    make_coin(pytester)
+    _, first = run_coin(pytester)
+    _, second = run_coin(pytester)
+    assert first["outcome"] == second["outcome"] == "inconclusive"
+    assert len(second["evidence"]["heads rate"]["anytime"]["ledger"]) == 1
+    assert "would decide it" in second["reason"] and "more)" in second["reason"]
+
+
+def test_a_duplicated_stream_is_refused(pytester):
+    make_coin(pytester, batch="0")  # draws batch 0 whatever the ledger expects
+    run_coin(pytester)
+    result, record = run_coin(pytester, "--claims-continue")
+    assert record["outcome"] == "error" and "already in the ledger" in record["reason"], record["reason"]
+    make_coin(pytester, batch="0", extra=" ")  # no batch= at all on a continued ledger
+    _, record = run_coin(pytester, "--claims-continue")
+    assert record["outcome"] == "error" and "pass batch=claims_batch" in record["reason"], record["reason"]
+
+
+def test_a_corrupt_ledger_is_a_note_and_a_fresh_ledger(pytester):
+    make_coin(pytester)
+    run_coin(pytester)
+    (path,) = (pytester.path / "store").rglob("*.ledger.json")
+    spoiled = json.loads(path.read_text())
+    spoiled["batches"][0]["successes"] = spoiled["batches"][0]["trials"] + 1
+    path.write_text(json.dumps(spoiled))
+    _, record = run_coin(pytester, "--claims-continue")
+    block = record["evidence"]["heads rate"]["anytime"]
+    assert record["outcome"] == "inconclusive" and len(block["ledger"]) == 1
+    assert "started again" in block["note"] and "> trials" in block["note"]
+    assert check_ledger(json.loads(path.read_text())) is not None  # rewritten sound
+
+
+@pytest.mark.parametrize(
+    "decision, extra, problem",
+    [
+        ('decision = "anytime"', ", anytime=800", "differs from the statement's registered decision"),
+        ('decision = "fixed"', ", anytime=True", "registered decision (fixed-sample)"),
+    ],
+)
+def test_a_call_cannot_overrule_the_registered_decision(pytester, decision, extra, problem):
+    make_coin(pytester, decision=decision, extra=extra)
+    _, record = run_coin(pytester)
+    assert record["outcome"] == "error" and problem in record["reason"], record["reason"]
+
+
+def test_changed_parameters_do_not_continue_a_ledger(pytester):
+    make_coin(pytester)
+    run_coin(pytester)
+    make_coin(pytester, decision='decision = { method = "anytime", plan = 400 }')
+    _, record = run_coin(pytester, "--claims-continue")
+    assert record["outcome"] == "error" and "cannot change after the data" in record["reason"], record["reason"]
+
+
+def test_a_run_with_a_registered_decision_merges(pytester, tmp_path):
+    """verdicts.json carries the registry's `decision`; the merge's schema must know the field."""
+    from pytest_claims.merge import main as merge_main
+
+    make_coin(pytester, decision='decision = { method = "anytime", prior = { a = 2, b = 1 } }')
+    run_coin(pytester)
+    assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(tmp_path / "m")]) == 0
+    merged = json.loads((tmp_path / "m" / "verdicts.json").read_text())
+    assert merged["claims"][0]["registry"]["statements"]["rate"]["decision"]["prior"] == {"a": 2, "b": 1}
