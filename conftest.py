@@ -3,5 +3,6 @@
 pytest_plugins = [
     "fixtures.options",
     "fixtures.uot_dro",
+    "fixtures.schedule",
     "pytester",
 ]
