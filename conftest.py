@@ -4,5 +4,6 @@ pytest_plugins = [
     "fixtures.options",
     "fixtures.uot_dro",
     "fixtures.schedule",
+    "fixtures.serial_threads",
     "pytester",
 ]
