@@ -20,7 +20,7 @@ def test_le_passes_at_the_bound_and_names_the_worst_element_past_it():
 @pytest.mark.smoke
 def test_ge_and_interval_take_bounds_per_element():
     statement_ge([3.0, 4.0], [3.0, 3.5], what="y")
-    with pytest.raises(ClaimRefuted, match=r"y: 1 of 2 not >= 4.0; worst at 1: 3.5"):
+    with pytest.raises(ClaimRefuted, match=r"y: 1 of 2 outside their own bounds; worst at 1: 3.5, not >= 4.0"):
         statement_ge([3.0, 3.5], [2.0, 4.0], what="y")
     found = statement_in_interval(0.99, 0.98, 1.02, what="exponent")
     assert found["checked"] == 1 and found["violations"] == 0
@@ -65,3 +65,14 @@ def test_evidence_values_become_exact_builtin_types():
     found = plain({"torch": Version("2.13.0"), "nested": [Version("a"), (1, 2.5, True, None)]})
     assert found == {"torch": "2.13.0", "nested": ["a", [1, 2.5, True, None]]}
     assert type(found["torch"]) is str and type(found["nested"][0]) is str
+
+
+def test_bounds_per_element_are_named_as_each_elements_own():
+    """A list of bounds is not quoted as if the worst element's bound applied to all (the newcomer read "24 of 24
+    not <= 0.000943" of 24 different bounds)."""
+    with pytest.raises(
+        ClaimRefuted, match=r"e: 2 of 3 outside their own bounds; worst at 2: 5.0, not <= 1.0 \(off by 4\)"
+    ):
+        statement_le([0.5, 3.0, 5.0], [1.0, 2.0, 1.0], what="e")
+    with pytest.raises(ClaimRefuted, match=r"f: 1 of 2 not <= 1.0; worst at 1"):  # equal bounds read as one
+        statement_le([0.5, 3.0], [1.0, 1.0], what="f")

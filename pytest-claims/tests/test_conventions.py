@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -130,8 +130,10 @@ def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(p
         assert printed == (reports / export.FORMATS[fmt]).read_text()
     latex = (reports / "claims.tex").read_text()
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
-    d1 = [line for line in latex.splitlines() if line.startswith("D1 &")][0]
-    assert "demo/triangle" in d1 and "formula: checked = 50" in d1 and "wrong" not in d1  # the registry's only
+    assert "\\begin{tabularx}{\\linewidth}" in latex  # as wide as the text, long cells wrapped
+    d1 = [line for line in latex.splitlines() if line.startswith("\\textbf{D1} ")][0]
+    assert "demo/\\allowbreak{}triangle" in d1 and "wrong" not in d1  # the registry's key numbers only
+    assert "formula: checked =\\allowbreak{} 50" in d1
     assert "(as printed) 1 + 2 + ... + n = n\\textasciicircum{}2." in latex  # escaped, not a math superscript
     rows = (reports / "claims.csv").read_text().splitlines()
     assert [r.split(",")[0] for r in rows] == ["Key", "D1", "D2"]  # registry order
@@ -140,6 +142,57 @@ def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(p
     assert cli.main(["export", "--format", "csv", str(pytester.path / "bad.json")]) == 2
     assert "claims[0].id is missing or not a string" in capsys.readouterr().err
     assert pytester.runpytest("-p", "no:randomly", "--claims-export=pdf").ret == 4
+
+
+LONG_CLAIM = {  # a claims record as verdicts.json holds it, with the long words that overflowed a page
+    "key": "N2",
+    "id": "numerics/newton-quadratic-convergence-from-random-starts",
+    "where": "Theorem 2 and Table 1",
+    "statement": "Newton's method converges quadratically; |e_{k+1}| <= C |e_k|^2 in at least 95% of starts & more.",
+    "expected": "verified",
+    "verdict": "inconclusive",
+    "power": {"killed": 4, "of": 4},
+    "key_numbers": [
+        {
+            "label": "rate: seven-step rate",
+            "values": [
+                {
+                    "run": "",
+                    "tier": "smoke",
+                    "value": {
+                        "lower": 0.9677,
+                        "upper": 0.9764,
+                        "held_confidence": 0.9999,
+                        "inconclusive_chance": 4.051e-40,
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+def test_the_latex_table_compiles_within_the_text_width_with_every_special_character_escaped(tmp_path):
+    """A default one-column article takes the table: no LaTeX error and no overfull line (the newcomer's table ran
+    211pt past the text, and `|` came out as an em dash)."""
+    latex = export.as_latex({"suite": "Elementary numerics: 100% & more", "seed": 1, "claims": [LONG_CLAIM] * 3})
+    assert "\\textbar{}e\\_\\{k+1\\}\\textbar{}" in latex and "inconclusive (registered: verified)" in latex
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed: the table's text was checked, its compiled width was not")
+    (tmp_path / "claims.tex").write_text(latex)
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\\usepackage{booktabs,tabularx}\\begin{document}\\input{claims.tex}\\end{document}\n"
+    )
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    log = (tmp_path / "paper.log").read_text(errors="replace")
+    assert done.returncode == 0, log[-2000:]
+    assert "Overfull" not in log, [line for line in log.splitlines() if "Overfull" in line]
 
 
 def test_a_surviving_mutant_names_the_remedy(pytester):
@@ -159,3 +212,17 @@ def test_a_refuted_statement_without_its_false_alarm_is_told_what_the_number_mea
     (pytester.path / "test_triangle.py").write_text(test)
     result = pytester.runpytest("-p", "no:randomly")
     result.stdout.fnmatch_lines(["*states no false_alarm*ends not refuted although it is false as registered*"])
+
+
+def test_init_names_the_next_commands_without_a_cd_into_the_folder_it_is_in(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["init", "."]) == 0
+    assert "next: pytest && pytest --claims-mutants" in capsys.readouterr().out
+    assert cli.main(["init", "sub dir"]) == 0
+    assert "next: cd 'sub dir' && pytest" in capsys.readouterr().out
+
+
+def test_counts_take_their_noun_in_the_right_number():
+    from pytest_claims.shown_numbers import counted
+
+    assert [counted(n, "statement") for n in (0, 1, 2)] == ["0 statements", "1 statement", "2 statements"]

@@ -62,6 +62,33 @@ def test_each_mutant_that_no_longer_applies_is_one_line_naming_it(catalogue_of):
     assert "'not-python'" in problems[3] and "is not Python" in problems[3]
 
 
+@pytest.mark.smoke
+def test_a_mutant_of_a_default_argument_changes_the_default_and_puts_it_back(catalogue_of):
+    """A default is evaluated once, at `def`, and kept on the function object: swapping the code alone left
+    `days=365` as it was, so such a mutant was accepted and then survived every test."""
+    from pytest_claims.mutants import applied, catalogue
+
+    name = catalogue_of(
+        """
+        def per_day(total, days=365, *, scale=1.0):
+            return scale * total / days
+        """,
+        """\
+        Mutant("leap", target="stale_kernel:per_day", old="days=365", new="days=366"),
+        Mutant("scaled", target="stale_kernel:per_day", old="scale=1.0", new="scale=2.0"),
+        """,
+    )
+    import stale_kernel
+
+    mutants = catalogue(name)
+    assert stale_kernel.per_day(732) == 732 / 365
+    with applied(mutants["leap"]):
+        assert stale_kernel.per_day(732) == 2.0
+    with applied(mutants["scaled"]):
+        assert stale_kernel.per_day(730) == 4.0
+    assert stale_kernel.per_day(730, 365) == 2.0 and stale_kernel.per_day.__kwdefaults__ == {"scale": 1.0}
+
+
 def _report(when: str, outcome: str, *, assertion: bool = False, message: str = "", inconclusive: str = ""):
     from types import SimpleNamespace
 

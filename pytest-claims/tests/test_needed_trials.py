@@ -135,6 +135,11 @@ def test_a_whole_count_gives_the_decisions_own_bounds():
         (0.0, "0"),
         (0.99995, "0.99995"),
         (2.5e-5, "2.5e-05"),
+        (3.99987, "4.000"),  # rounded: the zeros say it was measured (the newcomer read "4" as exact)
+        (2.0, "2"),
+        (4000.2, "4000"),
+        (1.00001e-7, "1.000e-07"),
+        (0.600004, "0.6000"),
     ],
 )
 def test_numbers_keep_the_digits_that_tell_them_from_0_and_1(value, shown):
@@ -144,4 +149,4 @@ def test_numbers_keep_the_digits_that_tell_them_from_0_and_1(value, shown):
 def test_a_confidence_near_1_is_not_shown_as_1():
     with pytest.raises(StatementInconclusive) as ended:
         decide_rate(999, 1000, 0.995, at_least=True, alpha=1e-7, what="rate", held_confidence=1 - 1e-7)
-    assert "shown at 0.9999999" in str(ended.value) and "refuted at 0.9999999" in str(ended.value)
+    assert "at confidence 0.9999999 to hold, 0.9999999 to refute: false alarm 1e-07" in str(ended.value)

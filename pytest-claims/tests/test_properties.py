@@ -102,6 +102,23 @@ def test_a_failing_property_names_its_shrunk_example(project):
     assert found["outcome"] == "refuted"
     assert found["evidence"]["shrunk_example"] == {"n": 2}  # the smallest n with n (n + 1) / 2 > (n^2 + 1) / 2
     assert found["evidence"]["examples"] > 1
+    # hypothesis's explanation listed only the plugin's lines that build the refutation: gone with them
+    assert "only run by failing test cases" not in done.stdout and "pytest_claims/" not in done.stdout, done.stdout
+
+
+def test_an_explanation_keeps_the_projects_lines_and_drops_the_plugins():
+    from pytest_claims.properties import PACKAGE, without_own_explanations
+
+    head = ["Explanation:", "    These lines were always and only run by failing test cases:"]
+    error = AssertionError("x")
+    ours, theirs = f"        {PACKAGE / 'assertions.py'}:21", "        /project/kernel.py:7"
+    error.__notes__ = ["Falsifying example: f(n=2)", *head, ours, theirs, "        (and 2 more with ...)", "after"]
+    without_own_explanations(error)
+    assert error.__notes__ == ["Falsifying example: f(n=2)", *head, theirs, "        (and 2 more with ...)", "after"]
+    only_ours = BaseExceptionGroup("two", [AssertionError("y")])
+    only_ours.exceptions[0].__notes__ = ["Falsifying example: g()", *head, ours]
+    without_own_explanations(only_ours)
+    assert only_ours.exceptions[0].__notes__ == ["Falsifying example: g()"]
 
 
 def test_another_function_scoped_fixture_keeps_hypothesis_health_check(project):

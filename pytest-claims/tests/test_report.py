@@ -46,3 +46,22 @@ def test_headline_evidence_is_bold_and_closed():
     html = evidence_table({"headline": ["a"], "b": 2, "a": 1.5})
     assert html.index("<code>a</code>") < html.index("<code>b</code>")
     assert "<td><b>1.5</b></td>" in html and "<td>2</td>" in html and html.count("<b>") == html.count("</b>") == 1
+
+
+def test_a_key_number_may_name_one_field_of_a_recorded_record():
+    """`rate: fixed-point rate.lower` picks the lower bound decide_rate recorded (the newcomer's table showed the
+    whole record); a name that exists as written wins; a missing field is no value, not an error."""
+    from types import SimpleNamespace
+
+    from pytest_claims.verdicts import key_numbers
+
+    evidence = {"fixed-point rate": {"lower": 0.61, "upper": 0.66, "decision": "held"}, "n.b": 3}
+    run = SimpleNamespace(statement="rate", test="t.py::test_rate", tier="smoke", evidence=evidence)
+    entries = ["rate: fixed-point rate.lower", "rate: n.b", "rate: fixed-point rate.median", "rate: fixed-point rate"]
+    found = key_numbers(SimpleNamespace(key_numbers=entries), [run])
+    assert [[v["value"] for v in entry["values"]] for entry in found] == [
+        [0.61],
+        [3],
+        [],
+        [evidence["fixed-point rate"]],
+    ]

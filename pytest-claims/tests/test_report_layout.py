@@ -79,7 +79,7 @@ def test_evidence_as_named_values_to_four_digits_and_the_json_one_fold_down():
         "per image check": {"checked": 192, "violations": 0, "actual": 1.3518333435058594e-4, "upper": None},
     }
     table = evidence_table(evidence)
-    assert "<td><b>0.504</b></td>" in table
+    assert "<td><b>0.5040</b></td>" in table  # four digits, the trailing zero kept: a rounded value
     assert "<code>per image check</code>" in table and "checked = 192; violations = 0; actual = 0.0001352" in table
     assert "0.5040071872044416" not in table and "upper" not in table  # an unset bound is left out
     folded = evidence_json(evidence)

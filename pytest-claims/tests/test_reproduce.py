@@ -21,6 +21,18 @@ SEEDED_TEST = """
 @pytest.mark.claim("demo/seeded", statement="any-seed")
 def test_any_seed(claims_seed):
     statement_none([claims_seed == 2], what="the check under this master seed")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("demo/seeded", statement="any-seed")
+@pytest.mark.parametrize("helper", ["holds", "rate", "test"])
+def test_every_helper_names_it(claims_seed, helper):
+    if helper == "holds":
+        statement_holds(claims_seed != 2, "the check under this master seed")
+    elif helper == "rate":
+        decide_rate(1000 if claims_seed == 2 else 0, 1000, 0.5, at_least=False, alpha=1e-3, what="the rate")
+    else:
+        decide_test(0.9, 1e-6 if claims_seed == 2 else 0.9, alpha=1e-3, what="the effect")
 """
 
 SEEDED_CLAIM = """
@@ -46,12 +58,10 @@ def project(pytester):
     for name, text in FILES.items():
         (pytester.path / name).write_text(text, encoding="utf-8")
     (pytester.path / "registry.toml").write_text(FILES["registry.toml"] + SEEDED_CLAIM)
-    tests = FILES["test_triangle.py"].replace(  # helpers that name the reproduce command (statement_holds does not)
-        "from pytest_claims import statement_holds", "from pytest_claims import statement_holds, statement_none"
+    tests = FILES["test_triangle.py"].replace(
+        "from pytest_claims import statement_holds",
+        "from pytest_claims import decide_rate, decide_test, statement_holds, statement_none",
     )
-    formula = '    statement_holds(not wrong, f"triangle differs from the sum at n = {wrong[:5]}")'
-    assert formula in tests
-    tests = tests.replace(formula, '    statement_none([bool(wrong)], what="triangle against the sum")')
     (pytester.path / "test_triangle.py").write_text(tests + SEEDED_TEST)
     return pytester
 
@@ -87,6 +97,19 @@ def test_the_reproduce_line_carries_the_seed_and_the_tier_and_reproduces(project
     assert run(project.path, [a for a in command if a not in ("--claims-seed", "2")]).returncode == 0
 
 
+@pytest.mark.parametrize("helper", ["holds", "rate", "test"])
+def test_every_helper_that_refutes_ends_its_message_with_the_reproduce_line(project, helper):
+    """statement_holds, decide_rate and decide_test (not only the statement_* assertions) name the command."""
+    done = run(project.path, ["pytest", "-p", "no:randomly", "--claims-seed", "2", "-k", f"every_helper and {helper}"])
+    assert done.returncode == 1, done.stdout
+    found = statement(project.path, f"test_every_helper_names_it[{helper}]")
+    assert found["outcome"] == "refuted", found
+    command = reproduce_line(found["reason"])
+    assert command[:2] == ["pytest", f"test_triangle.py::test_every_helper_names_it[{helper}]"], command
+    assert command[command.index("--claims-seed") + 1] == "2"
+    assert f"reproduce: {shlex.join(command)}" in done.stdout  # the terminal shows it too
+
+
 def test_a_mutant_runs_reproduce_line_names_the_mutant_and_reruns_it_alone(project):
     done = run(project.path, ["pytest", "-p", "no:randomly", "--claims-mutants", "-k", "formula"])
     assert done.returncode == 0, done.stdout
@@ -96,6 +119,10 @@ def test_a_mutant_runs_reproduce_line_names_the_mutant_and_reruns_it_alone(proje
     assert "--claims-mutant=off-by-one" in command and "--claims-mutants" in command
     again = run(project.path, command + ["-v"])
     assert "test_formula@off-by-one KILLED" in again.stdout and "wrong-sign" not in again.stdout, again.stdout
+    quiet = run(project.path, command).stdout  # without -v too: how the mutant ended and what its test said
+    assert "mutant off-by-one of demo/triangle:formula: KILLED (refuted): " in quiet and "triangle differs" in quiet, (
+        quiet
+    )
 
 
 def test_the_projects_own_seed_argument_is_not_doubled(project):

@@ -261,6 +261,21 @@ def test_each_run_is_saved_under_a_new_number_and_the_last_is_the_previous(pytes
     assert len(saved_runs(pytester.path / "out")) == 3
 
 
+def test_changes_since_the_previous_run_say_when_the_seed_differs(pytester):
+    """ "Changed since the previous run: nothing" after a run under another master seed hid the seed change."""
+    seeded_project(pytester, "claims_seed = 1")
+    assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "7")
+    assert result.ret == 0
+    assert verdicts(pytester)["changes"]["conditions"] == [{"name": "seed", "before": 1, "after": 7}]
+    result.stdout.fnmatch_lines(["*changed since the previous run*", "the runs differ in seed 1 -> 7", "nothing"])
+    from pytest_claims.report import changes_html
+
+    assert "(the runs differ in seed 1 &rarr; 7)" in changes_html(verdicts(pytester)["changes"])
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "7").ret == 0
+    assert verdicts(pytester)["changes"]["conditions"] == []  # the same seed: nothing to say
+
+
 def test_a_damaged_last_saved_run_is_passed_over_for_the_previous_one(pytester):
     seeded_project(pytester)
     for _ in range(2):
@@ -309,6 +324,29 @@ def test_compare_names_what_changed_and_exits_by_it(pytester, capsys):
         assert "P1  p/coin: verified -> broken" in text, text  # a holds statement refuted
         assert "test_seeded.py::test_draw: held -> refuted" in text, text
         assert "master_seed" not in text  # the same seed
+
+
+def test_a_mutants_run_is_compared_only_with_a_mutants_run(pytester, capsys):
+    """A --claims-mutants run's verdicts say what its mutants did: the plain compare and the report's previous run
+    pass it over (the newcomer's `pytest-claims-compare` compared a plain run with a mutants run)."""
+    seeded_project(pytester, "claims_seed = 1")
+    for seed in ("1", "2"):
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+    out = pytester.path / "out"
+    plain = json.loads((saved_runs(out)[-1][1] / "verdicts.json").read_text())
+    mutants = json.loads(json.dumps(plain))  # as a mutants run whose mutant survived would read
+    mutants["mutants_run"], mutants["runs"][0]["date"] = True, "2000-01-01T00:00:00+00:00"
+    mutants["claims"][0]["verdict"] = "broken"
+    save_run(out, mutants)
+    code, text = _compare(capsys, "--report-dir", str(out))
+    assert code == 0 and "passed over 1 saved --claims-mutants run(s): 0003_" in text, text
+    assert "0001_" in text.split("before:")[1] and "0002_" in text.split("after:")[1], text
+    code, text = _compare(capsys, "3", "--report-dir", str(out))  # the only mutants run: none of its kind to compare
+    assert code == 2 and "0 saved --claims-mutants run(s) of 3" in text, text
+    code, text = _compare(capsys, "1", "3", "--report-dir", str(out))  # named runs are compared as named
+    assert code == 1 and "P1  p/coin: verified -> broken" in text, text
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "2").ret == 0
+    assert verdicts(pytester)["changes"]["previous"] == plain["runs"][0]["date"]
 
 
 @pytest.mark.parametrize("bad", ["missing number", "not json", "no claims", "three runs", "one saved run"])

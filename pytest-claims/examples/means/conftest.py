@@ -1,7 +1,9 @@
-"""The two pytest-claims hooks that describe the project: its environment lines and the arguments that rerun a test.
+"""The project's line for the report's environment (the pytest_claims_environment hook).
 
-The master seed is the plugin's (`--seed`, ini `claims_seed` in pytest.ini); tests take it as the `claims_seed`
-fixture, and the plugin records it in verdicts.json itself."""
+The master seed is the plugin's (`--claims-seed`, ini `claims_seed` in pytest.ini): tests take it as the
+`claims_seed` fixture, and the plugin records it in verdicts.json and puts it in every reproduce line itself. A
+project with options of its own that change an outcome returns them from pytest_claims_reproduce_args (see the
+API reference); this one has none."""
 
 import platform
 
@@ -9,8 +11,4 @@ import pytest
 
 
 def pytest_claims_environment(config: pytest.Config) -> dict:
-    return {"master_seed": config.getoption("seed"), "python_implementation": platform.python_implementation()}
-
-
-def pytest_claims_reproduce_args(config: pytest.Config) -> list[str]:
-    return ["--seed", str(config.getoption("seed"))]
+    return {"python_implementation": platform.python_implementation()}

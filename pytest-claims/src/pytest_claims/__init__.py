@@ -11,6 +11,7 @@ docs/reference/api.md, lists it).
 from pytest_claims.assertions import (
     statement_allclose,
     statement_ge,
+    statement_holds,
     statement_in_interval,
     statement_le,
     statement_none,
@@ -27,7 +28,6 @@ from pytest_claims.decide import (
 )
 from pytest_claims.evidence import Evidence
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
-from pytest_claims.registry import statement_holds
 from pytest_claims.seeding import keyed_rng, master_seed, seed_sequence
 from pytest_claims.state import declared_tier
 
@@ -49,10 +49,10 @@ __all__ = [
     "seed_sequence",
     "statement_allclose",
     "statement_ge",
+    "statement_holds",
     "statement_in_interval",
     "statement_le",
     "statement_none",
-    "statement_holds",
     "statement_inconclusive",
     "trials_to_decide",
 ]

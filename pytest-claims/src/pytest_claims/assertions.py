@@ -4,13 +4,22 @@ a failure raises ClaimRefuted with one line naming them and the command that rep
 
 statement_allclose works in the manner of numpy.testing.assert_allclose; statement_le, statement_ge and
 statement_in_interval compare elementwise against bounds; statement_none asserts that no case violates a
-statement. All take scalars or arrays (NumPy is imported when they run)."""
+statement; statement_holds asserts a condition as printed. All take scalars or arrays (NumPy is imported when
+they run)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pytest_claims.context import record, refute
+
+
+def statement_holds(condition: bool, message: str) -> None:
+    """Assert a statement as printed; a false statement raises ClaimRefuted with the message and the command
+    that reproduces the test."""
+    __tracebackhide__ = True
+    if not bool(condition):
+        refute(message)
 
 
 def _where(index: tuple[int, ...]) -> Any:
@@ -91,10 +100,17 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, stric
     if bad:
         at = f" at {summary['worst_at']}" if value.size > 1 else ""
         bounds = wording.format(lower=summary["lower"], upper=summary["upper"])
-        refute(
-            f"{what}: {bad} of {value.size} not {bounds}; "
-            f"worst{at}: {summary['actual']!r} (off by {-summary['least_margin']:.3g})"
+        actual = summary["actual"]
+        # bounds per element: the worst element is measured against its own bound, not every element's
+        own = any(
+            np.ndim(b) > 0 and np.ptp(np.asarray(b, dtype=np.float64)) > 0 for b in (lower, upper) if b is not None
         )
+        found = (
+            f"outside their own bounds; worst{at}: {actual!r}, not {bounds}"
+            if own
+            else f"not {bounds}; worst{at}: {actual!r}"
+        )
+        refute(f"{what}: {bad} of {value.size} {found} (off by {-summary['least_margin']:.3g})")
     return summary
 
 

@@ -9,6 +9,7 @@ Exit status 0 on success, 2 on bad input (one line naming the file or the argume
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def _init(args: argparse.Namespace) -> int:
         return 2
     where = Path(args.directory)
     sys.stdout.write(f"wrote {', '.join(p.name for p in written)} in {where}\n")
-    sys.stdout.write(f"next: cd {where} && pytest && pytest --claims-mutants\n")
+    go = "" if where.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(where))} && "
+    sys.stdout.write(f"next: {go}pytest && pytest --claims-mutants\n")
     return 0
 
 

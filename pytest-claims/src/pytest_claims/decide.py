@@ -21,9 +21,9 @@ from typing import Any
 
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
 from pytest_claims.binomial import check_probability, kept_rate_bound, rate_lower_bound, rate_upper_bound
-from pytest_claims.context import record
+from pytest_claims.context import record, refute
 from pytest_claims.shown_numbers import significant
-from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
+from pytest_claims.outcomes import StatementInconclusive
 
 
 def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
@@ -258,13 +258,12 @@ def decide_interval(
         found["needed_to_decide"] = needed
     record(what, found)
     interval = (
-        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds: shown at "
-        f"{significant(found['held_confidence'], 6)}, refuted at {significant(1 - alpha, 6)})"
+        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds at confidence "
+        f"{significant(found['held_confidence'], 6)} to hold, {significant(1 - alpha, 6)} to refute: "
+        f"false alarm {significant(alpha)})"
     )
     if refuted:
-        raise ClaimRefuted(
-            f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}"
-        )
+        refute(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
     if not held:
         statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed, done=done)
     return found
@@ -349,7 +348,7 @@ def decide_test(
     }
     record(what, found)
     if refuted:
-        raise ClaimRefuted(
+        refute(
             f"{what}: the opposite effect is significant "
             f"(p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
         )

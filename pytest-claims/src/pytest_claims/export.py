@@ -13,6 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from pytest_claims.atomic import atomic_write
 from pytest_claims.shown_numbers import significant
 
 FORMATS = {"csv": "claims.csv", "markdown": "claims.md", "latex": "claims.tex"}
@@ -105,6 +106,7 @@ _LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "|": r"\textbar{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
 }
@@ -114,25 +116,65 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
+# Claim (key, id, where), Statement, Verdict, Mutants, Key numbers: the wrapped columns' widths (tabularx \hsize
+# factors, summing to their count) sized so that a default `article` page takes the table at \linewidth.
+_LATEX_COLUMNS = (
+    r"@{}"
+    + "".join(
+        rf">{{\raggedright\arraybackslash\hsize={w}\hsize}}X" if w else spec
+        for spec, w in (("", 0.85), ("", 1.4), ("", 0.75), ("r", 0), ("", 1.0))
+    )
+    + "@{}"
+)
+LATEX_HEADER = ["Claim", "Statement", "Verdict", "Mutants", "Key numbers"]
+
+
+def _breakable(text: str, marks: tuple[str, ...]) -> str:
+    """Escaped text that may break after each of `marks` (ids and evidence names are long words with no spaces)."""
+    out = latex_escape(text)
+    for mark in marks:
+        out = out.replace(mark, mark + r"\allowbreak{}")
+    return out
+
+
+ID_BREAKS, NUMBER_BREAKS = ("/", "-"), (r"\_", "=")  # never inside a number such as 4.051e-40
+
+
 def as_latex(payload: dict[str, Any]) -> str:
-    """A `table` with a booktabs `tabular` (needs \\usepackage{booktabs}); long texts in p{} columns."""
-    spec = r"@{}l l p{0.09\linewidth} p{0.28\linewidth} l l r p{0.2\linewidth}@{}"
-    body = [" & ".join(latex_escape(cell) for cell in row) + r" \\" for row in rows(payload)]
+    """A `table` with a booktabs `tabularx` at \\linewidth (needs \\usepackage{booktabs,tabularx}): long texts
+    wrap; the claim cell holds its key, id and place in the paper; the verdict names the registered one where they
+    differ."""
+    body = []
+    for key, cid, where, statement, expected, verdict, killed, numbers in rows(payload):
+        claim = rf"\textbf{{{latex_escape(key)}}} {_breakable(cid, ID_BREAKS)}" + (
+            rf"\newline {latex_escape(where)}" if where else ""
+        )
+        shown = verdict if verdict == expected else f"{verdict} (registered: {expected})"
+        cells = [
+            claim,
+            latex_escape(statement),
+            latex_escape(shown),
+            latex_escape(killed),
+            _breakable(numbers, NUMBER_BREAKS),
+        ]
+        body.append(" & ".join(cells) + r" \\")
     suite = latex_escape(str(payload.get("suite", "Claims")))
-    seed = payload.get("seed")
-    caption = f"{suite}: verdicts of the paper's claims (master seed {latex_escape(str(seed))})"
+    caption = (
+        f"{suite} (master seed {latex_escape(str(payload.get('seed')))}). Verdict: the one the evidence earned, "
+        "with the registered one where they differ; Mutants: killed of tried."
+    )
     return "\n".join(
         [
             r"\begin{table}[t]",
-            r"\centering\small",
-            rf"\caption{{{caption}}}",
-            rf"\begin{{tabular}}{{{spec}}}",
+            r"\centering\footnotesize\setlength{\tabcolsep}{4pt}",
+            rf"\caption{{{caption}}}\label{{tab:claims}}\smallskip",
+            rf"\begin{{tabularx}}{{\linewidth}}{{{_LATEX_COLUMNS}}}",
             r"\toprule",
-            " & ".join(rf"\textbf{{{h}}}" for h in HEADER) + r" \\",
+            " & ".join(rf"\textbf{{{h}}}" for h in LATEX_HEADER) + r" \\",
             r"\midrule",
             *body,
             r"\bottomrule",
-            r"\end{tabular}",
+            r"\end{tabularx}",
             r"\end{table}",
             "",
         ]
@@ -151,7 +193,7 @@ def write_exports(payload: dict[str, Any], directory: Path, formats: list[str]) 
     written = []
     for fmt in formats:
         path = Path(directory) / FORMATS[fmt]
-        path.write_text(render(payload, fmt), encoding="utf-8")
+        atomic_write(path, render(payload, fmt).encode("utf-8"))  # a reader never sees half a table
         written.append(path)
     return written
 

@@ -185,7 +185,7 @@ CHANGES = record(
         "claims": list_of(record({"id": STR, "key": STR, "before": STR, "after": STR})),
         "statements": list_of(record({"test": STR, "claim": STR, "before": STR, "after": STR}, {"statement": ANY})),
     },
-    {"previous": STR},
+    {"previous": STR, "conditions": list_of(record({"name": STR}, {"before": ANY, "after": ANY}))},
 )
 RUN_FILE = record(
     {

@@ -76,8 +76,10 @@ def _resolve(target: str) -> tuple[types.ModuleType, types.FunctionType]:
     return module, function
 
 
-def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.CodeType]:
-    """(the target function, the code object of its mutated source); MutantError if it cannot apply."""
+def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.FunctionType]:
+    """(the target function, the function its mutated source defines); MutantError if it cannot apply. The
+    replacement's code and its default arguments are what `applied` swaps in (a snippet in the signature, such
+    as `days=365`, changes a default: a default lives on the function object, not in its code)."""
     module, function = _resolve(mutant.target)
     source = textwrap.dedent(inspect.getsource(function))
     count = source.count(mutant.old)
@@ -101,19 +103,25 @@ def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.CodeType]:
         raise MutantError(f"mutant {mutant.name!r}: the changed source does not define {function.__name__}")
     if replacement.__code__.co_freevars != function.__code__.co_freevars:
         raise MutantError(f"mutant {mutant.name!r}: {mutant.target} is a closure; mutate a module-level function")
-    return function, replacement.__code__
+    return function, replacement
+
+
+SWAPPED = ("__code__", "__defaults__", "__kwdefaults__")  # what a mutant changes on the target function object
 
 
 @contextlib.contextmanager
 def applied(mutant: Mutant) -> Iterator[None]:
-    """Apply a mutant for the duration of the block."""
-    function, code = mutated_code(mutant)
-    original = function.__code__
-    function.__code__ = code
+    """Apply a mutant for the duration of the block: the target keeps its identity (every reference to it sees
+    the mutant) and gets the replacement's code and defaults; all three are put back when the block ends."""
+    function, replacement = mutated_code(mutant)
+    original = {name: getattr(function, name) for name in SWAPPED}
+    for name in SWAPPED:
+        setattr(function, name, getattr(replacement, name))
     try:
         yield
     finally:
-        function.__code__ = original
+        for name in SWAPPED:
+            setattr(function, name, original[name])
 
 
 def catalogue(module_name: str) -> dict[str, Mutant]:

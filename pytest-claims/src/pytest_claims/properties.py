@@ -10,7 +10,9 @@ and a failing property's evidence names its shrunk example.
   function-scoped fixture, the check is suppressed for that test, as hypothesis's own plugin adjusts a test's
   settings; another function-scoped fixture keeps the check.
 - `Properties.pytest_runtest_makereport`: a failed property's last example (hypothesis replays the shrunk one last)
-  is recorded as `shrunk_example`.
+  is recorded as `shrunk_example`; hypothesis's explanation ("lines always and only run by failing test cases")
+  loses the plugin's own lines (those that build a refutation's message run only on failure by design, and say
+  nothing about the property), and goes where none is left.
 hypothesis is never imported here unless the project has imported it.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +28,32 @@ import pytest
 from pytest_claims.state import EVIDENCE
 
 OURS = {"evidence"}  # function-scoped fixtures of the plugin meant to span a property's examples
+PACKAGE = Path(__file__).resolve().parent
+EXPLANATION = "Explanation:"  # hypothesis's explain-phase note, its second line, then one note per location
+LOCATION_INDENT = " " * 8
+
+
+def _is_ours(location: str) -> bool:
+    path = location.strip().rpartition(":")[0]
+    return bool(path) and Path(path).resolve().is_relative_to(PACKAGE)
+
+
+def without_own_explanations(error: BaseException) -> None:
+    """Drop the plugin's own files from hypothesis's explanation notes on `error` (and on the errors of a group),
+    and the explanation itself where no location of the project's is left."""
+    for inner in getattr(error, "exceptions", ()) or ():
+        without_own_explanations(inner)
+    notes = getattr(error, "__notes__", None)
+    if not isinstance(notes, list) or EXPLANATION not in notes:
+        return
+    start = notes.index(EXPLANATION)
+    end = start + 2
+    while end < len(notes) and notes[end].startswith(LOCATION_INDENT):
+        end += 1
+    kept = [note for note in notes[start + 2 : end] if not _is_ours(note)]
+    if not any(note.strip().rpartition(":")[0] for note in kept):  # only "(and N more ...)" or nothing
+        kept = []
+    notes[start:end] = notes[start : start + 2] + kept if kept else []
 
 
 def seed_hypothesis(config: pytest.Config, seed: int) -> bool:
@@ -76,6 +105,8 @@ class Properties:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]):
+        if call.excinfo is not None and _is_property(item):  # before the report renders the notes
+            without_own_explanations(call.excinfo.value)
         outcome = yield
         report = outcome.get_result()
         evidence = item.stash.get(EVIDENCE, None)

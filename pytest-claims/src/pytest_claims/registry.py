@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pytest_claims.evidence import RESERVED_NAMES, reserved_name_problem
+from pytest_claims.assertions import statement_holds  # noqa: F401 (its old import path)
 from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds raises it; its old import path)
 
 DEFAULT_TIERS = ("smoke", "full", "gpu")
@@ -47,13 +48,6 @@ CLAIM_EXPECTED = ("verified", "falsified", "inconclusive", "reduced scale", "not
 
 class RegistryError(ValueError):
     """A malformed registry record; the message names the record and the field."""
-
-
-def statement_holds(condition: bool, message: str) -> None:
-    """Assert a statement as printed; a false statement raises ClaimRefuted with the message."""
-    __tracebackhide__ = True
-    if not bool(condition):
-        raise ClaimRefuted(message)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import NEUTRAL_COLOUR, OUTCOME_COLOURS, VERDICTS
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
 from pytest_claims.report_style import SCRIPT, STYLE
-from pytest_claims.shown_numbers import significant
+from pytest_claims.shown_numbers import counted, significant
 from pytest_claims.verdicts import END_ERRORED, END_SURVIVED, END_UNDECIDED, KILL_GUARD, KILL_REFUTED, end_of
 
 
@@ -228,15 +228,22 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
     return "".join(parts)
 
 
+def _conditions(changes: dict[str, Any]) -> list[dict[str, str]]:
+    """The conditions the two runs differ in, escaped (they come from files)."""
+    return [{k: esc(c.get(k, "")) for k in ("name", "before", "after")} for c in changes.get("conditions") or []]
+
+
 def changes_html(changes: dict[str, Any] | None) -> str:
     if not changes:
         return ""
     selection = changes.get("selection") or []
+    differ = ", ".join(f"{c['name']} {c['before']} &rarr; {c['after']}" for c in _conditions(changes))
+    differ = f" <small>(the runs differ in {differ})</small>" if differ else ""
     if not changes["claims"] and not changes["statements"] and not selection:
-        return '<div class="changes"><b>Changed since the previous run:</b> nothing.</div>'
+        return f'<div class="changes"><b>Changed since the previous run:</b> nothing.{differ}</div>'
     claim = "<li><b>{key}</b> <code>{id}</code>: {before} &rarr; <b>{after}</b></li>"
     test = "<li>{claim} / {statement}: {before} &rarr; <b>{after}</b> <small>{test}</small></li>"
-    parts = ['<div class="changes"><b>Changed since the previous run</b>']
+    parts = [f'<div class="changes"><b>Changed since the previous run</b>{differ}']
     for title, rows, row in (
         ("", changes["claims"], claim),
         ("", changes["statements"], test),
@@ -275,7 +282,7 @@ def false_alarm_html(table: dict[str, Any] | None) -> str:
         )
         parts.append(
             f"<details open><summary><b>{esc(tier)}</b>: "
-            f"sum {found['sum']:.3g} over {len(found['statements'])} statements</summary>"
+            f"sum {found['sum']:.3g} over {counted(len(found['statements']), 'statement')}</summary>"
             "<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>"
             f"{rows}</table></details>"
         )

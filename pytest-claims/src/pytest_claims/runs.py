@@ -12,7 +12,9 @@ write that fails removes both, leaving nothing behind). Only `runs/` itself and 
 whose number has more than 9 digits is not a saved run. A saved run that fails the check a previous run gets is
 skipped with one line (the run before it is the previous one), never stopping a run.
 A and B are run numbers (`7`, `0007`) or paths (a verdicts.json or a directory holding one); without B, A is
-compared with the last saved run; without either, the last two saved runs are. It prints the claims whose verdict
+compared with the last other saved run of its kind; without either, the last two plain saved runs are (a
+`--claims-mutants` run is compared only with another such run: its verdicts say what its mutants did, not what the
+claims are; the runs passed over are named). It prints the claims whose verdict
 changed, the statement tests whose outcome changed, the claims that only one of the runs selected and the
 environment lines that differ. Exit status: 1 when a verdict or an outcome changed; else 3 when the runs did not
 select the same claims (what one of them did not select was not compared); else 0 (a different environment alone
@@ -137,13 +139,21 @@ def selected_claims(payload: dict[str, Any]) -> set[str]:
     return {c["id"] for c in payload["claims"] if c["verdict"] != "not selected"}
 
 
-def same_selection(candidates: list[tuple[Path, dict]], selected: set[str]) -> tuple[Path, dict] | None:
-    """The newest candidate that selected exactly `selected`, else the newest (its changes then name the claims
-    that only one of the two runs selected), else None."""
-    for path, payload in candidates:
+def is_mutants_run(payload: dict[str, Any]) -> bool:
+    """Whether a run ran its mutants (`--claims-mutants`): such a run is compared only with another such run."""
+    return payload.get("mutants_run") is True
+
+
+def same_selection(
+    candidates: list[tuple[Path, dict]], selected: set[str], mutants_run: bool = False
+) -> tuple[Path, dict] | None:
+    """Among the candidates of the same kind (`mutants_run`), the newest that selected exactly `selected`, else the
+    newest (its changes then name the claims that only one of the two runs selected), else None."""
+    alike = [(path, payload) for path, payload in candidates if is_mutants_run(payload) == mutants_run]
+    for path, payload in alike:
         if selected_claims(payload) == selected:
             return path, payload
-    return candidates[0] if candidates else None
+    return alike[0] if alike else None
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -201,6 +211,32 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _with_last_of_a_kind(
+    named: list[tuple[Path, dict]], saved: list[tuple[int, Path]], report_dir: Path
+) -> tuple[list[tuple[Path, dict]], list[Path]]:
+    """`named` (none or one run) completed to two with the newest saved runs of its kind (plain runs when none is
+    named), in the order before, after; and the newer saved runs of the other kind passed over."""
+    found: list[tuple[Path, dict]] = []
+    passed_over: list[Path] = []
+    kind = is_mutants_run(named[0][1]) if named else False
+    for _, directory in reversed(saved):
+        path = directory / VERDICTS
+        if named and path.resolve() == named[0][0].resolve():  # A is compared with another run, not itself
+            continue
+        payload = load(path)
+        if is_mutants_run(payload) != kind:
+            passed_over.append(path)
+            continue
+        found.append((path, payload))
+        if len(named) + len(found) == 2:
+            return named + found[::-1], passed_over
+    which = "--claims-mutants" if kind else "plain"
+    raise CompareError(
+        f"{len(found)} saved {which} run(s) of {len(saved)} under {Path(report_dir) / RUNS_DIR}: "
+        "name two runs to compare"
+    )
+
+
 def describe(path: Path, payload: dict[str, Any]) -> str:
     runs = payload.get("runs") or [{}]
     return f"{path} (seed {payload.get('seed')}, {runs[0].get('date', '?')}, commit {runs[0].get('commit', '?')})"
@@ -216,21 +252,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if len(args.runs) > 2:
             raise CompareError(f"at most two runs to compare, got {len(args.runs)}")
-        saved = saved_runs(args.report_dir)
-        named = [resolve(a, args.report_dir) for a in args.runs]
+        named = [(path, load(path)) for path in (resolve(a, args.report_dir) for a in args.runs)]
+        passed_over: list[Path] = []
         if len(named) < 2:
-            last = [d / "verdicts.json" for _, d in saved[-(2 - len(named)) :]]
-            if len(named) + len(last) < 2:
-                raise CompareError(
-                    f"{len(saved)} saved run(s) under {args.report_dir / RUNS_DIR}: name two runs to compare"
-                )
-            named += last
-        before, after = load(named[0]), load(named[1])
+            named, passed_over = _with_last_of_a_kind(named, saved_runs(args.report_dir), args.report_dir)
     except CompareError as error:
         print(f"pytest-claims-compare: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    (first, before), (second, after) = named
+    if passed_over:
+        kind = "plain" if is_mutants_run(before) else "--claims-mutants"
+        print(f"passed over {len(passed_over)} saved {kind} run(s): {', '.join(p.parent.name for p in passed_over)}")
     found = compare(before, after)
-    print(f"before: {describe(named[0], before)}\nafter:  {describe(named[1], after)}")
+    print(f"before: {describe(first, before)}\nafter:  {describe(second, after)}")
     if found["claims"]:
         print(f"claims whose verdict changed ({len(found['claims'])}):")
         for c in found["claims"]:

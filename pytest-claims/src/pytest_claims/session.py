@@ -214,9 +214,9 @@ class Controller:
             },
             previous=state.previous,
         )
-        # Without --previous-verdicts: the newest saved run that selected the claims this one did, else the newest
-        # (its changes then name the claims that only one of the two runs selected).
-        chosen = same_selection(state.previous_candidates, selected_claims(payload))
+        # Without --previous-verdicts: the newest saved run of this run's kind (mutants or not) that selected the claims
+        # this one did, else the newest of its kind (its changes then name the claims only one of the two selected).
+        chosen = same_selection(state.previous_candidates, selected_claims(payload), state.run_mutants)
         if chosen is not None:
             payload["changes"] = changes(chosen[1], payload)
         return payload

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_claims.mutants import mutant_of
+from pytest_claims.mutants import mutant_of, verbose_word
+from pytest_claims.shown_numbers import counted
 from pytest_claims.state import State
 
 
@@ -13,6 +14,11 @@ def changes_section(writer: Any, payload: dict[str, Any]) -> None:
     if found is None:
         return
     writer.write_sep("=", "changed since the previous run")
+    conditions = found.get("conditions") or []
+    if conditions:
+        writer.write_line(
+            "the runs differ in " + ", ".join(f"{c['name']} {c['before']} -> {c['after']}" for c in conditions)
+        )
     selection = found.get("selection") or []
     if not found["claims"] and not found["statements"]:
         writer.write_line("nothing" + (" among the claims both runs selected" if selection else ""))
@@ -50,7 +56,7 @@ def false_alarm_section(writer: Any, payload: dict[str, Any]) -> None:
     table = payload.get("false_alarm", {})
     if table.get("tiers"):
         sums = ", ".join(
-            f"{tier} {found['sum']:.3g} over {len(found['statements'])} statements"
+            f"{tier} {found['sum']:.3g} over {counted(len(found['statements']), 'statement')}"
             for tier, found in table["tiers"].items()
         )
         writer.write_line(f"false-alarm probability (registered, summed per tier; budget {table['budget']:g}): {sums}")
@@ -104,6 +110,13 @@ def mutants_progress_line(test: str, results: list[dict[str, Any]]) -> str:
     return f"mutants of {first['claim']}:{first['statement']} killed {killed}/{first['of']} ({how})  [{test}]"
 
 
+def mutant_end_line(found: dict[str, Any]) -> str:
+    """One mutant's end and what its test said (the run a mutant's reproduce line starts names one mutant)."""
+    return (
+        f"mutant {found['mutant']} of {found['claim']}:{found['statement']}: {verbose_word(found)}: {found['detail']}"
+    )
+
+
 class Terminal:
     """Writes the summary of the run's verdicts.json (registered beside the session, on the controller), and a
     line per statement test as its mutants finish (--mutants)."""
@@ -119,7 +132,11 @@ class Terminal:
         results = self.mutants_seen.setdefault(found["test"], [])
         results.append(found)
         writer = self.state.config.pluginmanager.get_plugin("terminalreporter")
-        if len(results) == found["of"] and writer is not None and writer.verbosity >= 0:
+        if writer is None or writer.verbosity < 0:
+            return
+        if self.state.config.getoption("claims_only_mutant", None):  # a mutant's reproduce line: say how it ended
+            writer.write_line(mutant_end_line(found))
+        elif len(results) == found["of"]:
             writer.write_line(mutants_progress_line(found["test"], results))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

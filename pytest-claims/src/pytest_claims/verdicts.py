@@ -290,15 +290,28 @@ def _not_reached(inputs: ClaimInputs) -> str:
     )
 
 
+_MISSING = object()
+
+
+def evidence_value(evidence: dict[str, Any], name: str) -> Any:
+    """The evidence recorded under `name`, or one field of a record: `name.field` (as `fixed-point rate.lower`
+    picks the lower bound of what decide_rate recorded) where no evidence is named `name.field` itself;
+    _MISSING where there is neither."""
+    if name in evidence:
+        return evidence[name]
+    record, dot, field = name.rpartition(".")
+    found = evidence.get(record) if dot else None
+    return found[field] if isinstance(found, dict) and field in found else _MISSING
+
+
 def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
     """The registry's key numbers of a claim, with the value of every run that recorded them."""
     out = []
     for entry in claim.key_numbers:
         statement, _, name = (part.strip() for part in entry.partition(":"))
+        found = [(r, evidence_value(r.evidence, name)) for r in runs if r.statement == statement]
         values = [
-            {"run": _param_label(r.test), "tier": r.tier, "value": r.evidence[name]}
-            for r in runs
-            if r.statement == statement and name in r.evidence
+            {"run": _param_label(r.test), "tier": r.tier, "value": value} for r, value in found if value is not _MISSING
         ]
         out.append({"label": entry, "values": values})
     return out
@@ -381,9 +394,13 @@ def summarise(registry: Registry, inputs: dict[str, ClaimInputs]) -> list[dict[s
     return records
 
 
+CONDITIONS = ("seed", "tier")  # a run's conditions that change what its verdicts mean
+
+
 def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
     """Claims whose verdict changed and statement tests whose outcome changed, previous -> current, and (apart)
-    the claims that only one of the two runs selected: their verdicts were not compared (`selection`).
+    the claims that only one of the two runs selected: their verdicts were not compared (`selection`), and the
+    conditions (master seed, tier) the two runs differ in (`conditions`).
 
     A test that did not run in both is not a change."""
     before = {c["id"]: c for c in previous.get("claims", [])}
@@ -414,4 +431,9 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
         "claims": claims,
         "statements": statements,
         "selection": selection,
+        "conditions": [  # what the reader must know to read "nothing changed": the runs differ in seed or tier
+            {"name": name, "before": previous.get(name), "after": current.get(name)}
+            for name in CONDITIONS
+            if previous.get(name) != current.get(name)
+        ],
     }
