@@ -3,5 +3,7 @@
 pytest_plugins = [
     "fixtures.options",
     "fixtures.uot_dro",
+    "fixtures.schedule",
+    "fixtures.serial_threads",
     "pytester",
 ]
