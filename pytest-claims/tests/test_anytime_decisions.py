@@ -9,6 +9,7 @@ import json
 import math
 
 import pytest
+from filelock import FileLock
 
 from pytest_claims import ledger as ledger_module
 from pytest_claims.anytime import (
@@ -323,7 +324,29 @@ def test_a_corrupt_ledger_is_a_note_and_a_fresh_ledger(pytester):
     block = record["evidence"]["heads rate"]["anytime"]
     assert record["outcome"] == "inconclusive" and len(block["ledger"]) == 1
     assert "started again" in block["note"] and "> trials" in block["note"]
-    assert check_ledger(json.loads(path.read_text())) is not None  # rewritten sound
+    assert check_ledger(json.loads(path.read_text())) is not None  # a fresh sound ledger in its place
+    (aside,) = path.parent.glob(f"{path.name}.invalid-*")  # the failed file is kept whole, not overwritten
+    assert json.loads(aside.read_text()) == spoiled and f"kept as {aside.name}" in block["note"]
+
+
+def test_a_ledger_locked_by_another_run_is_decided_on_and_not_written(pytester, monkeypatch):
+    make_coin(pytester)
+    run_coin(pytester)
+    (path,) = (pytester.path / "store").rglob("*.ledger.json")
+    before = path.read_bytes()
+    monkeypatch.setattr(ledger_module, "LOCK_SECONDS", 0.2)
+    other_run = FileLock(f"{path}.lock")  # another process's hold: flock locks of two open files exclude each other
+    with other_run:
+        _, record = run_coin(pytester, "--claims-continue")
+    block = record["evidence"]["heads rate"]["anytime"]
+    assert "locked by another run" in block["note"] and "decided but not kept" in block["note"], block["note"]
+    assert len(block["ledger"]) == 2 and path.read_bytes() == before  # decided on both batches; the file untouched
+    _, record = run_coin(pytester, "--claims-continue")  # the lock released: the same batch is drawn and kept
+    assert (
+        len(record["evidence"]["heads rate"]["anytime"]["ledger"]) == 2
+        and "note" not in record["evidence"]["heads rate"]["anytime"]
+    )
+    assert len(check_ledger(json.loads(path.read_text()))["batches"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -32,9 +32,11 @@ from pytest_claims.ledger import (
     check_batch,
     decided_at_look,
     floored,
+    ledger_locked,
     ledger_path,
     next_batch,
     read_ledger,
+    set_aside,
     stream_id,
     write_ledger,
 )
@@ -123,11 +125,23 @@ def _entry(batch: int, stream: str, counts: tuple[int, int], before: list[dict[s
 def extend_ledger(successes: int, trials: int, batch: Any, parameters: dict[str, Any]) -> tuple[list[dict], str]:
     """The ledger's batches with this run's (added, or replayed when its stream is the last one already there) and a
     note; a batch whose stream is in the ledger otherwise, a gap, a decided ledger continued, or changed
-    parameters is refused with one ValueError."""
+    parameters is refused with one ValueError. The ledger's lock is held from reading it to writing it."""
     session, test = context.SESSION.get(), context.running_test()
     seed = session.seed if session is not None else None
     path = ledger_path(session.store, seed, test.item.nodeid) if session is not None and test is not None else None
-    ledger, note = read_ledger(path)
+    with ledger_locked(session.store if session is not None else None, path) as not_locked:
+        ledger, note = read_ledger(path)
+        batches, added = _extended(ledger, path, successes, trials, batch, parameters, seed, test)
+        notes = [note, not_locked]
+        if added and not not_locked and path is not None:
+            moved, may_write = set_aside(path) if note else ("", True)
+            ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}
+            notes += [moved, write_ledger(session.store, path, ledger) if may_write else ""]
+    return batches, "; ".join(n for n in notes if n)
+
+
+def _extended(ledger, path, successes: int, trials: int, batch: Any, parameters: dict, seed, test):
+    """(the batches with this run's, whether it was added rather than replayed), or the ValueError that refuses it."""
     if ledger is not None and ledger["statement"] != parameters:
         raise ValueError(
             f"{parameters['what']}: its ledger {path} was started under {ledger['statement']}, not {parameters}; "
@@ -144,13 +158,11 @@ def extend_ledger(successes: int, trials: int, batch: Any, parameters: dict[str,
     stream = stream_id(seed, test.item.nodeid if test is not None else "", batch)
     if batch < len(batches):
         _check_replay(batches, batch, expected, stream, (successes, trials))
-        return batches, note
+        return batches, False
     if batch > len(batches) or decided_at_look(ledger) is not None:
         why = "is decided: the first crossing is final" if batch == len(batches) else "would leave a gap"
         raise ValueError(f"{parameters['what']}: batch {batch} refused: the ledger of {len(batches)} batch(es) {why}")
-    batches.append(_entry(batch, stream, (successes, trials), batches, parameters))
-    ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}
-    return batches, "; ".join(n for n in (note, write_ledger(session.store, path, ledger) if path else "") if n)
+    return [*batches, _entry(batch, stream, (successes, trials), batches, parameters)], True
 
 
 def _check_replay(batches: list[dict], batch: int, expected: int, stream: str, counts: tuple[int, int]) -> None:

@@ -7,8 +7,10 @@ cumulative counts and the log e-values after it), with the statement's parameter
 per (master seed, test) in a JSON file beside the store's entries, named by `ResultStore.key_of` (the store's key
 format is untouched), written atomically, and checked field by field when read: counts whole and non-negative,
 successes <= trials, the cumulative counts the running sums, the e-values those of the counts, stream ids unique.
-A file that fails is a note and a fresh ledger, never a verdict. Nothing is read or written without a store
-directory or under a mutant (its batch is decided alone), and nothing is written in a read-only store.
+A file that fails is a note and a fresh ledger, never a verdict; the failed file is moved aside (renamed, kept
+whole), never overwritten. Nothing is read or written without a store directory or under a mutant (its batch is
+decided alone), and nothing is written in a read-only store. Reading, deciding and writing hold the ledger's file
+lock, so that two runs continuing one chain at once cannot lose a batch: the second one reads the first one's.
 
 Which batch a test draws (`next_batch`, the `claims_batch` fixture): 0 for a new ledger; under --claims-continue,
 the next one of an inconclusive ledger; otherwise the ledger's last batch again, a replay that must reproduce its
@@ -20,10 +22,14 @@ from __future__ import annotations
 import json
 import math
 import operator
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock, Timeout
 
 from pytest_claims import context
 from pytest_claims.anytime import BetaPrior, decide_log_evalues, rate_log_evalues_for
@@ -34,6 +40,7 @@ LEDGER_NAME = "claims-ledger"
 LEDGER_VERSION = 1
 MAX_LEDGER_BYTES = 4_000_000  # about 20 000 batches: a larger file is not one the plugin wrote
 LOG_E_FLOOR = -1e6  # log e-values below it are kept as it (JSON has no -inf; no decision reads below 0)
+LOCK_SECONDS = 60.0  # a ledger's read-decide-write takes milliseconds: a lock held longer is another run's fault
 PARAMETERS = ("what", "threshold", "at_least", "alpha", "held_alpha", "prior")
 
 
@@ -157,6 +164,42 @@ def read_ledger(path: Path | None) -> tuple[dict[str, Any] | None, str]:
             None,
             f"ledger {path} {error if isinstance(error, LedgerInvalid) else f'unreadable ({error})'}: started again",
         )
+
+
+@contextmanager
+def ledger_locked(store: ResultStore | None, path: Path | None) -> Iterator[str]:
+    """Hold the ledger's lock (beside it, `<ledger>.lock`) while reading, deciding and writing it; yields "" once
+    held (or where nothing is kept: no path, a read-only store), else why not, and then nothing may be written."""
+    if path is None or store is None or store.read_only:
+        yield ""
+        return
+    lock = FileLock(f"{path}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire(timeout=LOCK_SECONDS)
+    except Timeout:
+        yield f"ledger {path} was locked by another run for over {LOCK_SECONDS:g} s: this batch is decided but not kept"
+        return
+    except OSError as error:
+        yield f"ledger {path} cannot be locked ({error}): this batch is decided but not kept"
+        return
+    try:
+        yield ""
+    finally:
+        lock.release()
+
+
+def set_aside(path: Path) -> tuple[str, bool]:
+    """Move a ledger that failed its checks aside (`<ledger>.invalid-<UTC time>`), so that the fresh one does not
+    overwrite it: (what was done, whether the fresh ledger may now be written at `path`)."""
+    aside = path.with_name(f"{path.name}.invalid-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    try:
+        path.rename(aside)
+    except FileNotFoundError:
+        return "", True
+    except OSError as error:
+        return f"it cannot be moved aside ({error}): this batch is decided but not kept", False
+    return f"the failed file is kept as {aside.name}", True
 
 
 def write_ledger(store: ResultStore, path: Path | None, ledger: dict[str, Any]) -> str:
