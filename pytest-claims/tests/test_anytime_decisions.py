@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from filelock import FileLock
@@ -379,3 +380,91 @@ def test_a_run_with_a_registered_decision_merges(pytester, tmp_path):
     assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(tmp_path / "m")]) == 0
     merged = json.loads((tmp_path / "m" / "verdicts.json").read_text())
     assert merged["claims"][0]["registry"]["statements"]["rate"]["decision"]["prior"] == {"a": 2, "b": 1}
+
+
+def continue_on(pytester, tmp_path, machine: str, seed: int, times: int) -> tuple[str, dict]:
+    """`times` continued runs under `seed` with the store of `machine`; (its verdicts.json kept, its last record)."""
+    for _ in range(times):
+        _, record = run_coin(
+            pytester, "--claims-seed", str(seed), "--claims-continue", "-o", f"claims_store_dir={machine}"
+        )
+        if record["outcome"] != "inconclusive":
+            break
+    kept = tmp_path / f"{machine}-seed{seed}.json"
+    kept.write_bytes((pytester.path / "out" / "verdicts.json").read_bytes())
+    return str(kept), record
+
+
+def merged_record(tmp_path, *files: str) -> tuple[int, dict]:
+    from pytest_claims.merge import main as merge_main
+
+    out = tmp_path / "merged"
+    rc = merge_main([*files, "-o", str(out)])
+    return rc, json.loads((out / "verdicts.json").read_text())
+
+
+def test_two_machines_continuations_pool_in_a_merge(pytester, tmp_path):
+    make_coin(pytester)
+    one, first = continue_on(pytester, tmp_path, "machine-a", 1, 2)
+    two, second = continue_on(pytester, tmp_path, "machine-b", 2, 2)
+    assert first["outcome"] == second["outcome"] == "inconclusive"  # neither seed decides alone
+    rc, merged = merged_record(tmp_path, two, one)
+    record = merged["claims"][0]["statements"][0]
+    (pooled,) = merged["replication"]["pooled"]
+    assert rc == 0 and merged["claims"][0]["verdict"] == "verified" and record["outcome"] == "held"
+    counts = [r["evidence"]["heads rate counts"] for r in (first, second)]
+    total = (sum(c["successes"] for c in counts), sum(c["trials"] for c in counts))
+    expected = rate_log_evalues_for(*total, 0.6, at_least=True, prior=UNIFORM)
+    assert (pooled["successes"], pooled["trials"]) == total and pooled["seeds"]["1"]["batches"] == 2
+    assert (pooled["log_e_for"], pooled["log_e_against"]) == pytest.approx(expected, abs=1e-12)
+    assert record["evidence"]["heads rate"]["pooled"] == {k: v for k, v in pooled.items() if k not in RECORD_KEYS}
+    assert "Anytime statements pooled over the seeds" in (tmp_path / "merged" / "verdict.html").read_text()
+
+
+RECORD_KEYS = ("test", "claim", "statement")
+
+
+def test_a_stream_claimed_by_two_seeds_is_not_pooled(pytester, tmp_path):
+    make_coin(pytester)
+    one, _ = continue_on(pytester, tmp_path, "machine-a", 1, 2)
+    two, _ = continue_on(pytester, tmp_path, "machine-b", 2, 2)
+    forged = json.loads(Path(two).read_text())  # seed 2's file, its chain relabelled as seed 1's streams
+    for batch in forged["claims"][0]["statements"][0]["evidence"]["heads rate"]["anytime"]["ledger"]:
+        batch["stream"] = batch["stream"].replace("seed=2", "seed=1")
+    Path(two).write_text(json.dumps(forged))
+    _, merged = merged_record(tmp_path, one, two)
+    (pooled,) = merged["replication"]["pooled"]
+    assert pooled["outcome"] is None and "appears under two seeds" in pooled["why"]
+    assert merged["claims"][0]["statements"][0]["outcome"] == "inconclusive"
+
+
+def test_one_seed_continued_further_on_another_machine_is_one_chain(pytester, tmp_path):
+    make_coin(pytester)
+    further, decided = continue_on(pytester, tmp_path, "machine-a", 1, 8)
+    once, undecided = continue_on(pytester, tmp_path, "machine-b", 1, 1)
+    assert decided["outcome"] == "held" and undecided["outcome"] == "inconclusive"
+    rc, merged = merged_record(tmp_path, once, further)
+    assert rc == 0 and merged["claims"][0]["verdict"] == "verified", merged["claims"][0]["reason"]
+    assert merged["claims"][0]["statements"][0]["evidence"] == decided["evidence"]
+
+
+def test_the_longer_of_two_undecided_continuations_of_one_seed_is_kept(pytester, tmp_path):
+    make_coin(pytester)
+    twice, longer = continue_on(pytester, tmp_path, "machine-a", 1, 2)
+    once, _ = continue_on(pytester, tmp_path, "machine-b", 1, 1)
+    _, merged = merged_record(tmp_path, once, twice)
+    assert merged["claims"][0]["statements"][0]["evidence"] == longer["evidence"]
+
+
+def test_a_version_4_file_still_merges_and_an_older_one_is_refused(pytester, tmp_path):
+    make_coin(pytester)
+    kept, _ = continue_on(pytester, tmp_path, "machine-a", 1, 1)
+    payload = json.loads(Path(kept).read_text())
+    assert payload["schema_version"] == 5
+    Path(kept).write_text(json.dumps(dict(payload, schema_version=4)))
+    rc, merged = merged_record(tmp_path, kept)
+    assert rc == 0 and merged["schema_version"] == 5 and merged["claims"][0]["verdict"] == "inconclusive"
+    Path(kept).write_text(json.dumps(dict(payload, schema_version=3)))
+    from pytest_claims.merge import main as merge_main
+
+    assert merge_main([kept, "-o", str(tmp_path / "refused")]) == 2

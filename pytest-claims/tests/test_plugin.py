@@ -20,7 +20,7 @@ def test_verdicts_evidence_and_refutation_message(project):
     result = pytester.runpytest_inprocess("-m", "smoke", "--html=out/report.html")
     result.assert_outcomes(passed=3, xfailed=1)
     payload = verdicts(pytester)
-    assert payload["schema_version"] == 4
+    assert payload["schema_version"] == 5
     assert [claim(payload, k)["verdict"] for k in ("T1", "T2", "T3")] == ["verified", "verified", "not exercised"]
     squares = next(s for s in claim(payload, "T1")["statements"] if s["statement"] == "squares")
     assert squares["outcome"] == "refuted" and "triangle(3) = 6, not 9" in squares["reason"]

@@ -14,7 +14,7 @@ import pytest
 from pytest_claims import report as html_report
 from pytest_claims.mutants import verbose_word
 from pytest_claims.outcomes import FAILED, HELD, INCONCLUSIVE, NEUTRAL_COLOUR, OUTCOME_COLOURS, REFUTED
-from pytest_claims.report import badge, esc
+from pytest_claims.report_style import badge, esc
 from pytest_claims.session import tier_of
 from pytest_claims.state import MUTANT_PROPERTY, REFERENCE_PROPERTY, RUN_PROPERTY, State
 

@@ -11,7 +11,10 @@ registry record differs, makes the claim broken.
 Runs under different master seeds are a replication set: the runs of each seed are merged as above,
 and the report shows, per claim and statement test, the outcome under each seed and "replicated on k
 of K master seeds", claims whose verdict differs between seeds first. A claim whose verdict differs
-between seeds is broken in the merged verdicts (a verdict must not depend on the seed).
+between seeds is broken in the merged verdicts (a verdict must not depend on the seed). An anytime statement's
+chains are pooled first (pytest_claims.pool): runs of one seed keep the longest of their chain's prefixes, and the
+seeds' independent chains become one decision, listed under `replication.pooled`; only held under one seed and
+refuted under another makes such a statement differ.
 Shards of one tier merge into exactly the verdicts of the unsharded run (apart from `runs` and
 `timings`).
 """
@@ -30,6 +33,7 @@ from pytest_claims import payload as verdicts_json
 from pytest_claims.inputs import checked_run, file_within, refuse_output_holding_inputs
 from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, SKIPPED
 from pytest_claims.payload import PayloadError, claims_from
+from pytest_claims.pool import longest_chain, pool_seeds, pooled_list, with_pooled
 from pytest_claims.registry import Claim, Registry
 from pytest_claims.report import standalone_html
 from pytest_claims.report_files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
@@ -82,7 +86,13 @@ def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
     for seed in seeds:
         chosen = [i for i, p in enumerate(payloads) if str(p.get("seed")) == seed]
         per_seed[seed] = merge_one_seed([payloads[i] for i in chosen], [sources[i] for i in chosen])
-    return replication_set(per_seed)
+    pooled = pool_seeds(per_seed)
+    if any(p["outcome"] is not None for p in pooled.values()):  # each seed decided again with the pooled outcomes
+        per_seed = {seed: merge_one_seed([with_pooled(p, pooled)], [f"seed {seed}"]) for seed, p in per_seed.items()}
+    merged = replication_set(per_seed)
+    if pooled:
+        merged["replication"]["pooled"] = pooled_list(per_seed, pooled)
+    return merged
 
 
 def _most_common(values: list[str]) -> tuple[str, int]:
@@ -195,7 +205,10 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
     for test, found in sorted(by_test.items()):
         decided = [(i, r) for i, r in found if r.outcome != SKIPPED]
         outcomes = sorted({r.outcome for _, r in decided})
-        if len(outcomes) > 1:
+        one_chain = longest_chain([{"evidence": r.evidence} for _, r in decided]) if len(decided) > 1 else None
+        if one_chain is not None:  # one seed's anytime chain at several lengths: the longest holds the others
+            decided = [decided[one_chain]]
+        elif len(outcomes) > 1:
             where = ", ".join(
                 f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided
             )

@@ -14,7 +14,14 @@ from typing import Any
 
 from pytest_claims.outcomes import Verdict
 from pytest_claims.registry import Claim, Registry, Statement
-from pytest_claims.verdicts import SCHEMA_VERSION, ClaimInputs, StatementRun, changes, summarise
+from pytest_claims.verdicts import (
+    READABLE_SCHEMA_VERSIONS,
+    SCHEMA_VERSION,
+    ClaimInputs,
+    StatementRun,
+    changes,
+    summarise,
+)
 
 
 class PayloadError(ValueError):
@@ -71,9 +78,10 @@ def read(path: Path) -> dict[str, Any]:
         raise PayloadError(f"{path}: not a readable verdicts.json ({error})") from None
     if not isinstance(payload, dict):
         raise PayloadError(f"{path}: not a verdicts.json (a JSON {type(payload).__name__}, not an object)")
-    if payload.get("schema_version") != SCHEMA_VERSION:
+    if payload.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
         raise PayloadError(
-            f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads {SCHEMA_VERSION}"
+            f"{path}: schema_version {payload.get('schema_version')!r}, this merge reads "
+            f"{' and '.join(map(str, READABLE_SCHEMA_VERSIONS))}"
         )
     missing = [
         k

@@ -9,7 +9,6 @@ width, a fold of its statement runs (refutation messages, evidence as named valu
 from __future__ import annotations
 
 import base64
-import html
 import json
 import re
 from pathlib import Path
@@ -18,20 +17,10 @@ from typing import Any
 from pytest_claims.inputs import file_within
 from pytest_claims.outcomes import HELD, NEUTRAL_COLOUR, OUTCOME_COLOURS, REFUTED, SKIPPED, VERDICTS, Expected, Verdict
 from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
-from pytest_claims.report_style import SCRIPT, STYLE
+from pytest_claims.report_replication import replication_html
+from pytest_claims.report_style import SCRIPT, STYLE, badge, esc
 from pytest_claims.shown_numbers import counted, significant
 from pytest_claims.verdicts import END_ERRORED, END_SURVIVED, END_UNDECIDED, KILL_GUARD, KILL_REFUTED, end_of
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value))
-
-
-def badge(text: str, colour: str) -> str:
-    return (
-        f'<span style="background:{colour};color:#fff;border-radius:4px;padding:1px 6px;'
-        f'white-space:nowrap;font-weight:600">{esc(text)}</span>'
-    )
 
 
 def _rounded(value: Any) -> Any:
@@ -285,58 +274,6 @@ def false_alarm_html(table: dict[str, Any] | None) -> str:
             f"sum {found['sum']:.3g} over {counted(len(found['statements']), 'statement')}</summary>"
             "<table><tr><th>claim</th><th>statement</th><th>false alarm</th><th>basis</th></tr>"
             f"{rows}</table></details>"
-        )
-    return "".join(parts)
-
-
-def replication_html(replication: dict[str, Any] | None) -> str:
-    """A replication set (runs under several master seeds): per claim its verdict under each seed and
-    'replicated on k of K'; claims whose verdict differs first, then statement tests whose outcome differs."""
-    if not replication:
-        return ""
-    seeds = replication["seeds"]
-    head = "".join(f"<th>seed {esc(s)}</th>" for s in seeds)
-    rows = []
-    for c in replication["claims"]:
-        cells = "".join(
-            f"<td>{badge(c['verdicts'].get(s, '-'), COLOURS.get(c['verdicts'].get(s, ''), '#afb8c1'))}</td>"
-            for s in seeds
-        )
-        mark = "" if c["replicated"] == c["of"] else ' style="background:#ffebe9"'
-        rows.append(
-            f"<tr{mark}><td><b>{esc(c['key'])}</b> <code>{esc(c['id'])}</code></td>"
-            f"<td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>"
-        )
-    replicated, claim_count = replication["claims_replicated"], len(replication["claims"])
-    replicated_label = str(replicated) + " of " + str(claim_count) + " claims replicated on every seed"
-    replicated_colour = "#1a7f37" if replicated == claim_count else "#cf222e"
-    parts = [
-        f"<h2>Replication over {len(seeds)} master seeds</h2>",
-        f"<p>{badge(replicated_label, replicated_colour)} "
-        "<small>a claim replicates on k of K seeds when k seeds give its most common verdict; "
-        "differing claims are listed first</small></p>",
-        f"<table><tr><th>claim</th><th>replicated</th>{head}</tr>{''.join(rows)}</table>",
-    ]
-    differing = [s for s in replication["statements"] if s["replicated"] != s["of"]]
-    if differing:
-        items = "".join(
-            f"<tr><td>{esc(s['claim'])} / <code>{esc(s['statement'])}</code><br><small>{esc(s['test'])}</small></td>"
-            f"<td>{s['replicated']} of {s['of']}</td>"
-            + "".join(
-                f"<td>{badge(s['outcomes'].get(x, '-'), OUTCOME_COLOURS.get(s['outcomes'].get(x, ''), '#afb8c1'))}</td>"
-                for x in seeds
-            )
-            + "</tr>"
-            for s in differing
-        )
-        parts.append(
-            "<h3>Statement tests whose outcome differs between seeds</h3>"
-            f"<table><tr><th>statement test</th><th>replicated</th>{head}</tr>{items}</table>"
-        )
-    else:
-        parts.append(
-            f"<p>Every one of {len(replication['statements'])} statement tests "
-            "has the same outcome under every seed.</p>"
         )
     return "".join(parts)
 

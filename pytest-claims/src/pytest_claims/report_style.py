@@ -1,4 +1,22 @@
-"""The verdict report's inline stylesheet and script (the page loads nothing from elsewhere)."""
+"""The verdict report's inline stylesheet and script (the page loads nothing from elsewhere), its badges and the
+escaping of every value that reaches its HTML."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def badge(text: str, colour: str) -> str:
+    return (
+        f'<span style="background:{colour};color:#fff;border-radius:4px;padding:1px 6px;'
+        f'white-space:nowrap;font-weight:600">{esc(text)}</span>'
+    )
+
 
 STYLE = """
 <style>

@@ -26,9 +26,10 @@ from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocab
 )
 from pytest_claims.registry import Claim, Registry, Statement
 
-SCHEMA_VERSION = (
-    4  # 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
-)
+# 5: anytime decisions (evidence "anytime" blocks with their ledgers), replication.pooled;
+# 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
+SCHEMA_VERSION = 5
+READABLE_SCHEMA_VERSIONS = (4, 5)  # a version-4 file reads as it is: 5 only adds optional fields
 
 # Keys of verdicts.json that describe a run rather than its verdicts (ignored when runs are compared).
 RUN_KEYS = ("runs", "timings", "changes", "report_id")

@@ -1,0 +1,215 @@
+"""Pooling an anytime statement's chains in a merge: one decision from the ledgers of several runs.
+
+An anytime statement (pytest_claims.anytime_rate) leaves its chain of looks in its evidence: the ledger, one entry
+per batch, each batch drawn from a stream keyed by the master seed. A merge meets such chains in two ways.
+
+- **Runs of one master seed** hold the same chain, perhaps at different lengths (a machine that continued it
+  further): every ledger must be a prefix of the longest, whose decision stands (`longest_chain`); anything else
+  (a stream with other counts, a gap) is left to the merge's "conflicting outcomes".
+- **Runs under several master seeds** hold independent chains (their streams differ). `pool_seeds` joins them into
+  one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues
+  the chain of the seeds before it, as one more batch would, so each look is the mixture e-value of the counts
+  pooled so far, and the last one that of all the seeds' counts (by the chain rule, the first seeds' e-value times
+  the next seed's under their posterior: the prior's cost is paid once, not once per seed). The data of the seeds
+  are independent draws of the same code, so the joined chain is one chain of looks, and Ville's inequality keeps
+  the registered false alarms at its first crossing, however long each seed was continued. The first crossing is
+  final. A seed held and another refuted are not pooled: the replication set calls that claim broken. Merge every
+  seed that ran: leaving one out after seeing it is a choice after the data.
+
+Every chain is data from elsewhere: it is read back through pytest_claims.ledger.check_ledger (counts, running sums,
+stream ids, and e-values recomputed from the counts), and a chain that fails is not pooled (the merge says why).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from pytest_claims.anytime import BetaPrior, decide_log_evalues, rate_log_evalues_for
+from pytest_claims.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger, floored
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
+from pytest_claims.shown_numbers import significant
+
+POOLABLE = (HELD, REFUTED, INCONCLUSIVE)
+
+
+def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(the evidence name, the checked ledger) of a statement record's one anytime decision; None if it has none
+    or several; LedgerInvalid if its chain is not one the plugin wrote."""
+    evidence = record.get("evidence")
+    found = [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "anytime" in v] if evidence else []
+    if len(found) != 1:
+        return None
+    what, decision = found[0]
+    block = decision["anytime"]
+    try:
+        statement = {
+            "what": what,
+            "threshold": decision["threshold"],
+            "at_least": str(decision["statement"]).startswith("rate >="),
+            "alpha": block["refute_alpha"],
+            "held_alpha": block["held_alpha"],
+            "prior": block["prior"],
+        }
+        ledger = {"version": LEDGER_VERSION, "statement": statement, "batches": block["ledger"]}
+    except (KeyError, TypeError):
+        raise LedgerInvalid(f"{what}: its anytime block lacks a field of the chain") from None
+    return what, check_ledger(ledger)
+
+
+def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    try:
+        chains = [chain_of(r) for r in records]
+    except LedgerInvalid:
+        return None
+    return None if any(c is None for c in chains) else [c[1] for c in chains]
+
+
+def longest_chain(records: list[dict[str, Any]]) -> int | None:
+    """The index of the record whose chain is the longest, if every record's chain (one master seed) is a prefix of
+    it, with the same statement parameters; None otherwise (the records are then not one chain)."""
+    chains = _chains(records)
+    if chains is None:
+        return None
+    longest = max(range(len(chains)), key=lambda i: len(chains[i]["batches"]))
+    whole = chains[longest]
+    for chain in chains:
+        drawn = [_drawn(b) for b in whole["batches"][: len(chain["batches"])]]
+        if chain["statement"] != whole["statement"] or [_drawn(b) for b in chain["batches"]] != drawn:
+            return None
+    return longest
+
+
+def _drawn(batch: dict[str, Any]) -> dict[str, Any]:
+    """A batch as its stream determines it: all but the run that drew it (two machines draw the same batch)."""
+    return {k: v for k, v in batch.items() if k != "run"}
+
+
+def _seed_order(seed: str) -> tuple[int, Any]:
+    return (0, int(seed)) if seed.lstrip("-").isdigit() else (1, seed)
+
+
+def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The pooled record of one statement test from its record under each master seed: its chains joined in
+    ascending seed order (each seed's counts added to those before it) and decided at the first crossing;
+    "outcome" is None (with "why") when not pooled."""
+    seeds = sorted(by_seed, key=_seed_order)
+    records = [by_seed[s] for s in seeds]
+    chains = _chains(records)
+    per_seed = {s: {"outcome": r.get("outcome")} for s, r in zip(seeds, records)}
+    if chains is None:
+        return {"seeds": per_seed, "outcome": None, "why": "a seed's record holds no single sound anytime chain"}
+    for seed, chain in zip(seeds, chains):
+        last = chain["batches"][-1]
+        per_seed[seed].update(
+            batches=len(chain["batches"]),
+            successes=last["cum_successes"],
+            trials=last["cum_trials"],
+            log_e_for=last["log_e_for"],
+            log_e_against=last["log_e_against"],
+        )
+    why = _not_poolable(seeds, records, chains)
+    if why:
+        return {"seeds": per_seed, "outcome": None, "why": why}
+    statement = chains[0]["statement"]
+    prior = BetaPrior(**statement["prior"])
+    log_for, log_against, looks, before = [], [], [], (0, 0)
+    for seed, chain in zip(seeds, chains):
+        for entry in chain["batches"]:
+            pooled = (before[0] + entry["cum_successes"], before[1] + entry["cum_trials"])
+            e_for, e_against = rate_log_evalues_for(
+                *pooled, statement["threshold"], at_least=statement["at_least"], prior=prior
+            )
+            log_for.append(floored(e_for))
+            log_against.append(floored(e_against))
+            looks.append((seed, entry["batch"]))
+        before = pooled
+    decided = decide_log_evalues(log_for, log_against, alpha=statement["alpha"], held_alpha=statement["held_alpha"])
+    at = looks[decided.decided_at_look - 1] if decided.decided_at_look else None
+    return {
+        "what": statement["what"],
+        "seeds": per_seed,
+        "outcome": decided.decision,
+        "successes": before[0],
+        "trials": before[1],
+        "log_e_for": decided.log_e_for,
+        "log_e_against": decided.log_e_against,
+        "max_log_e_for": decided.max_log_e_for,
+        "max_log_e_against": decided.max_log_e_against,
+        "needs_for": -math.log(statement["held_alpha"]),
+        "needs_against": -math.log(statement["alpha"]),
+        "decided_at": {"seed": at[0], "batch": at[1]} if at else None,
+    }
+
+
+def _not_poolable(seeds: list[str], records: list[dict[str, Any]], chains: list[dict[str, Any]]) -> str:
+    """Why these seeds' chains are not one pooled decision ("" if they are)."""
+    if any(r.get("outcome") not in POOLABLE for r in records):
+        return "a seed's outcome is not held, refuted or inconclusive"
+    if any(c["statement"] != chains[0]["statement"] for c in chains):
+        return "the seeds' chains were started under different statement parameters"
+    streams = [b["stream"] for c in chains for b in c["batches"]]
+    if len(set(streams)) != len(streams):
+        return "a stream id appears under two seeds (the chains are not independent)"
+    outcomes = {r["outcome"] for r in records}
+    if {HELD, REFUTED} <= outcomes:
+        return "held under one seed and refuted under another"
+    return ""
+
+
+def pooled_reason(pooled: dict[str, Any]) -> str:
+    seeds = ", ".join(pooled["seeds"])
+    decided = pooled["decided_at"]
+    where = f"crossed at seed {decided['seed']}, batch {decided['batch']}" if decided else "neither crossed"
+    return (
+        f"{pooled['what']}: pooled over master seeds {seeds} ({pooled['successes']} of {pooled['trials']}; their "
+        "chains joined in seed order, anytime-valid): "
+        f"ln E for the statement {significant(pooled['log_e_for'])} (needs {significant(pooled['needs_for'])}), "
+        f"against it {significant(pooled['log_e_against'])} (needs {significant(pooled['needs_against'])}); {where}"
+    )
+
+
+def holds_chain(record: dict[str, Any]) -> bool:
+    """Whether a statement record's evidence holds an anytime decision (sound or not: chain_of checks it)."""
+    evidence = record.get("evidence")
+    return isinstance(evidence, dict) and any(isinstance(v, dict) and "anytime" in v for v in evidence.values())
+
+
+def pool_seeds(per_seed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The pooled record of every statement test that every seed ran and that holds an anytime chain."""
+    by_test: dict[str, dict[str, dict[str, Any]]] = {}
+    for seed, payload in per_seed.items():
+        for claim in payload["claims"]:
+            for record in claim["statements"]:
+                by_test.setdefault(record["test"], {})[seed] = record
+    return {
+        test: pool_chains(records)
+        for test, records in by_test.items()
+        if len(records) == len(per_seed) and any(holds_chain(r) for r in records.values())
+    }
+
+
+def pooled_list(per_seed: dict[str, dict[str, Any]], pooled: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """`replication.pooled`: each pooled statement test with its claim key and statement, in the payload's order."""
+    out: dict[str, dict[str, Any]] = {}
+    for payload in per_seed.values():
+        for claim in payload["claims"]:
+            for s in claim["statements"]:
+                if s["test"] in pooled and s["test"] not in out:
+                    out[s["test"]] = {"test": s["test"], "claim": claim["key"], "statement": s["statement"]}
+    return [dict(where, **pooled[test]) for test, where in out.items()]
+
+
+def with_pooled(payload: dict[str, Any], pooled: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A copy of one seed's merged payload whose pooled statement tests carry the pooled decision: its outcome, a
+    reason saying so, and the pooled record beside the seed's own chain in the evidence."""
+    out = copy.deepcopy(payload)
+    for claim in out["claims"]:
+        for record in claim["statements"]:
+            found = pooled.get(record["test"])
+            if found is None or found["outcome"] is None:
+                continue
+            record["outcome"], record["reason"] = found["outcome"], pooled_reason(found)
+            record["evidence"][found["what"]] = dict(record["evidence"][found["what"]], pooled=found)
+    return out

@@ -1,0 +1,124 @@
+"""Pooling anytime chains in a merge (pytest_claims.pool): the seeds' independent chains joined into one decision
+that ends at the product of their e-values, one seed's chain at several lengths kept at its longest, and chains
+that are not independent, not sound or contradictory left unpooled."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+
+from pytest_claims.anytime import UNIFORM, rate_log_evalues_for
+from pytest_claims.pool import chain_of, longest_chain, pool_chains, with_pooled
+
+THRESHOLD, ALPHA = 0.6, 1e-4
+
+
+def record(seed: int, *counts: tuple[int, int], outcome: str = "inconclusive") -> dict:
+    """A statement record as a run writes it: its anytime chain over batches of (successes, trials)."""
+    batches, total_s, total_n = [], 0, 0
+    for index, (s, n) in enumerate(counts):
+        total_s, total_n = total_s + s, total_n + n
+        log_for, log_against = rate_log_evalues_for(total_s, total_n, THRESHOLD, at_least=True, prior=UNIFORM)
+        batches.append(
+            {
+                "batch": index,
+                "stream": f"seed={seed}|test=t|batch={index}",
+                "run": "",
+                "successes": s,
+                "trials": n,
+                "cum_successes": total_s,
+                "cum_trials": total_n,
+                "log_e_for": log_for,
+                "log_e_against": log_against,
+            }
+        )
+    block = {"method": "beta-mixture", "prior": {"a": 1.0, "b": 1.0, "point_mass": 0.0}, "ledger": batches}
+    block.update(held_alpha=ALPHA, refute_alpha=ALPHA)
+    decision = {"threshold": THRESHOLD, "statement": f"rate >= {THRESHOLD}", "anytime": block}
+    return {"test": "t", "outcome": outcome, "reason": "", "evidence": {"heads rate": decision}}
+
+
+def evalues(successes: int, trials: int, prior=UNIFORM) -> tuple[float, float]:
+    return rate_log_evalues_for(successes, trials, THRESHOLD, at_least=True, prior=prior)
+
+
+def test_the_pooled_chain_ends_at_the_e_value_of_all_the_seeds_counts():
+    one, two = record(1, (140, 200), (137, 200)), record(2, (139, 200), (140, 200))
+    pooled = pool_chains({"2": two, "1": one})
+    assert (pooled["successes"], pooled["trials"]) == (556, 800)
+    assert (pooled["log_e_for"], pooled["log_e_against"]) == pytest.approx(evalues(556, 800), abs=1e-12)
+    # the chain rule: seed 1's e-value times seed 2's under seed 1's posterior; more than the two e-values' product
+    chain_rule = [a + b for a, b in zip(evalues(277, 400), evalues(279, 400, UNIFORM.after(277, 400)))]
+    assert [pooled["log_e_for"], pooled["log_e_against"]] == pytest.approx(chain_rule, abs=1e-9)
+    assert pooled["log_e_for"] > evalues(277, 400)[0] + evalues(279, 400)[0]
+    # each seed alone is inconclusive at 1e-4; joined (seed 1 first: the seeds' order, not the caller's) the chain
+    # crosses at its first look whose pooled counts reach ln(1/alpha)
+    assert max(evalues(277, 400)[0], evalues(279, 400)[0]) < -math.log(ALPHA)
+    looks = [("1", 0, 140, 200), ("1", 1, 277, 400), ("2", 0, 416, 600), ("2", 1, 556, 800)]
+    seed, batch, *_ = next(look for look in looks if evalues(*look[2:])[0] >= -math.log(ALPHA))
+    assert seed == "2" and pooled["outcome"] == "held" and pooled["decided_at"] == {"seed": seed, "batch": batch}
+
+
+def test_pooling_refutes_as_it_holds():
+    one, two = record(1, (91, 200)), record(2, (92, 200))
+    pooled = pool_chains({"1": one, "2": two})
+    assert max(evalues(91, 200)[1], evalues(92, 200)[1]) < -math.log(ALPHA) <= pooled["log_e_against"]
+    assert pooled["outcome"] == "refuted" and pooled["decided_at"] == {"seed": "2", "batch": 0}
+
+
+def test_a_chain_that_crossed_alone_stays_decided_when_it_comes_first():
+    held = record(1, (140, 200), (137, 200), (150, 200), outcome="held")
+    pooled = pool_chains({"1": held, "2": record(2, (120, 200))})
+    assert pooled["outcome"] == "held" and pooled["decided_at"] == {"seed": "1", "batch": 2}
+
+
+@pytest.mark.parametrize(
+    "second, why",
+    [
+        (record(2, (105, 200), outcome="refuted"), "held under one seed and refuted under another"),
+        (record(1, (139, 200)), "a stream id appears under two seeds"),
+        (dict(record(2, (139, 200)), outcome="error"), "not held, refuted or inconclusive"),
+    ],
+)
+def test_chains_that_are_not_one_decision_are_not_pooled(second, why):
+    first = record(1, (140, 200), (137, 200), (150, 200), outcome="held")
+    pooled = pool_chains({"1": first, "2": second})
+    assert pooled["outcome"] is None and why in pooled["why"]
+
+
+def test_chains_under_other_parameters_or_spoiled_are_not_pooled():
+    other = record(2, (139, 200))
+    other["evidence"]["heads rate"]["anytime"]["held_alpha"] = 1e-3
+    assert "different statement parameters" in pool_chains({"1": record(1, (140, 200)), "2": other})["why"]
+    spoiled = record(2, (139, 200))
+    spoiled["evidence"]["heads rate"]["anytime"]["ledger"][0]["log_e_for"] = 50.0  # not its counts' e-value
+    assert pool_chains({"1": record(1, (140, 200)), "2": spoiled})["outcome"] is None
+
+
+def test_one_seed_at_several_lengths_is_kept_at_its_longest():
+    longer = record(1, (140, 200), (137, 200), (150, 200), outcome="held")
+    shorter = record(1, (140, 200))
+    shorter["evidence"]["heads rate"]["anytime"]["ledger"][0]["run"] = "another machine's run"
+    assert longest_chain([shorter, longer]) == 1 and longest_chain([longer, shorter]) == 0
+    forked = record(1, (140, 200), (130, 200))  # batch 1 with other counts: not the same chain
+    assert longest_chain([longer, forked]) is None
+    assert longest_chain([longer, {"evidence": {}}]) is None
+
+
+def test_a_record_holds_one_checked_chain_or_none():
+    assert chain_of({"evidence": {"x": 1}}) is None
+    what, chain = chain_of(record(1, (140, 200)))
+    assert what == "heads rate" and len(chain["batches"]) == 1
+
+
+def test_with_pooled_sets_the_outcome_and_keeps_the_seed_s_own_chain():
+    one, two = record(1, (140, 200), (137, 200)), record(2, (139, 200), (140, 200))
+    pooled = {"t": pool_chains({"1": one, "2": two})}
+    payload = {"claims": [{"statements": [copy.deepcopy(one)]}]}
+    out = with_pooled(payload, pooled)["claims"][0]["statements"][0]
+    assert out["outcome"] == "held" and "pooled over master seeds 1, 2" in out["reason"]
+    assert out["evidence"]["heads rate"]["pooled"] == pooled["t"]
+    assert out["evidence"]["heads rate"]["anytime"] == one["evidence"]["heads rate"]["anytime"]
+    assert payload["claims"][0]["statements"][0] == one  # the input is not changed
