@@ -333,6 +333,19 @@ def test_merge_refuses_a_run_given_twice_and_malformed_files_in_one_line(project
 
 
 @pytest.mark.smoke
+def test_merge_refuses_an_oversized_file_unread(project, tmp_path, capsys, monkeypatch):
+    from pytest_claims import payload
+
+    pytester = project()
+    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    good = pytester.path / "out" / "verdicts.json"
+    monkeypatch.setattr(payload, "MAX_VERDICTS_BYTES", good.stat().st_size - 1)
+    assert merge_main([str(good), "-o", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "a verdicts.json may have: not read" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.smoke
 def test_two_runs_in_one_second_are_two_runs_to_merge(project, tmp_path):
     """Host, date (to the second), commit, tier, tests and seed can all agree for two runs; their report ids do not,
     so merging them is not refused as one run given twice (CI saw this happen on 2026-12-04)."""

@@ -23,6 +23,8 @@ from pytest_claims.verdicts import (
     summarise,
 )
 
+MAX_VERDICTS_BYTES = 256 * 2**20  # a full tier's file is a few MB; a larger one is not a run's: refused unread
+
 
 class PayloadError(ValueError):
     """A file that is not a readable verdicts.json of this schema."""
@@ -72,10 +74,7 @@ def text(payload: dict[str, Any]) -> str:
 
 def read(path: Path) -> dict[str, Any]:
     """A verdicts.json of this schema, its top-level fields checked (PayloadError names the file otherwise)."""
-    try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise PayloadError(f"{path}: not a readable verdicts.json ({error})") from None
+    payload = _json_of(path, str(path))
     if not isinstance(payload, dict):
         raise PayloadError(f"{path}: not a verdicts.json (a JSON {type(payload).__name__}, not an object)")
     if payload.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
@@ -93,14 +92,26 @@ def read(path: Path) -> dict[str, Any]:
     return payload
 
 
+def _json_of(path: str | Path, label: str) -> Any:
+    """The JSON of a file of at most MAX_VERDICTS_BYTES (a larger one is refused unread); PayloadError names `label`."""
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_VERDICTS_BYTES:
+            raise PayloadError(
+                f"{label}: {size} bytes, over the {MAX_VERDICTS_BYTES} a verdicts.json may have: not read"
+            )
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except PayloadError:
+        raise
+    except (OSError, ValueError) as error:
+        raise PayloadError(f"{label}: not a readable verdicts.json ({error})") from None
+
+
 def read_any(path: str | Path, label: str = "") -> dict[str, Any]:
     """A verdicts.json of any schema, of which only the claims (and what describes the run) are compared: a previous
     run's or a saved one. PayloadError names the file (or `label`) otherwise."""
     label = label or str(path)
-    try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise PayloadError(f"{label}: not a readable verdicts.json ({error})") from None
+    payload = _json_of(path, label)
     if not isinstance(payload, dict) or not isinstance(payload.get("claims"), list):
         raise PayloadError(f"{label}: not a verdicts.json (no list of claims)")
     return payload
