@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 
 import pytest
+from chains import ledger_batches
 from filelock import FileLock
-
 from pytest_claims import ledger as ledger_module
 from pytest_claims.anytime import (
     UNIFORM,
@@ -158,23 +158,7 @@ def _ledger(*counts: tuple[int, int], threshold: float = 0.6) -> dict:
         "held_alpha": 1e-4,
         "prior": {"a": 1.0, "b": 1.0, "point_mass": 0.0},
     }
-    batches, total_s, total_n = [], 0, 0
-    for index, (s, n) in enumerate(counts):
-        total_s, total_n = total_s + s, total_n + n
-        log_for, log_against = rate_log_evalues_for(total_s, total_n, threshold, at_least=True, prior=UNIFORM)
-        batches.append(
-            {
-                "batch": index,
-                "stream": f"seed=0|test=t|batch={index}",
-                "run": "",
-                "successes": s,
-                "trials": n,
-                "cum_successes": total_s,
-                "cum_trials": total_n,
-                "log_e_for": log_for,
-                "log_e_against": log_against,
-            }
-        )
+    batches = ledger_batches(*counts, threshold=threshold)
     return {"version": 1, "statement": statement, "batches": batches}
 
 
@@ -307,7 +291,7 @@ def test_a_plain_rerun_replays_the_ledger_and_adds_nothing(pytester):
 def test_a_duplicated_stream_is_refused(pytester):
     make_coin(pytester, batch="0")  # draws batch 0 whatever the ledger expects
     run_coin(pytester)
-    result, record = run_coin(pytester, "--claims-continue")
+    _, record = run_coin(pytester, "--claims-continue")
     assert record["outcome"] == "error" and "already in the ledger" in record["reason"], record["reason"]
     make_coin(pytester, batch="0", extra=" ")  # no batch= at all on a continued ledger
     _, record = run_coin(pytester, "--claims-continue")

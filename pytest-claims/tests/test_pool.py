@@ -8,7 +8,7 @@ import copy
 import math
 
 import pytest
-
+from chains import ledger_batches
 from pytest_claims.anytime import UNIFORM, rate_log_evalues_for
 from pytest_claims.pool import chain_of, longest_chain, pool_chains, with_pooled
 
@@ -17,23 +17,7 @@ THRESHOLD, ALPHA = 0.6, 1e-4
 
 def record(seed: int, *counts: tuple[int, int], outcome: str = "inconclusive") -> dict:
     """A statement record as a run writes it: its anytime chain over batches of (successes, trials)."""
-    batches, total_s, total_n = [], 0, 0
-    for index, (s, n) in enumerate(counts):
-        total_s, total_n = total_s + s, total_n + n
-        log_for, log_against = rate_log_evalues_for(total_s, total_n, THRESHOLD, at_least=True, prior=UNIFORM)
-        batches.append(
-            {
-                "batch": index,
-                "stream": f"seed={seed}|test=t|batch={index}",
-                "run": "",
-                "successes": s,
-                "trials": n,
-                "cum_successes": total_s,
-                "cum_trials": total_n,
-                "log_e_for": log_for,
-                "log_e_against": log_against,
-            }
-        )
+    batches = ledger_batches(*counts, threshold=THRESHOLD, seed=seed)
     block = {"method": "beta-mixture", "prior": {"a": 1.0, "b": 1.0, "point_mass": 0.0}, "ledger": batches}
     block.update(held_alpha=ALPHA, refute_alpha=ALPHA)
     decision = {"threshold": THRESHOLD, "statement": f"rate >= {THRESHOLD}", "anytime": block}
