@@ -357,7 +357,7 @@ def test_a_second_run_into_a_report_directory_in_use_is_refused_naming_the_first
         second = _pytest(pytester, "-m", "smoke", "--no-store", "-k", "answer")
         output, _ = second.communicate(timeout=120)
         assert second.returncode == pytest.ExitCode.USAGE_ERROR, output[-3000:]
-        assert f"is in use by run " in output and f"(pid {first.pid} on " in output, output[-3000:]
+        assert "is in use by run " in output and f"(pid {first.pid} on " in output, output[-3000:]
         assert not (pytester.path / "out" / "verdicts.json").exists()
     finally:
         first.send_signal(signal.SIGTERM)

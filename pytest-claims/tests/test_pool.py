@@ -79,6 +79,15 @@ def test_chains_under_other_parameters_or_spoiled_are_not_pooled():
     spoiled = record(2, (139, 200))
     spoiled["evidence"]["heads rate"]["anytime"]["ledger"][0]["log_e_for"] = 50.0  # not its counts' e-value
     assert pool_chains({"1": record(1, (140, 200)), "2": spoiled})["outcome"] is None
+    for spoil in (
+        lambda r: r["evidence"]["heads rate"].update(threshold=5.0),  # no rate's threshold
+        lambda r: r["evidence"]["heads rate"].update(anytime="a string"),
+        lambda r: r["evidence"]["heads rate"]["anytime"].update(prior=[1, 2]),
+        lambda r: r.update(evidence=["not", "a", "dict"]),
+    ):
+        forged = record(2, (139, 200))
+        spoil(forged)
+        assert pool_chains({"1": record(1, (140, 200)), "2": forged})["outcome"] is None
 
 
 def test_one_seed_at_several_lengths_is_kept_at_its_longest():

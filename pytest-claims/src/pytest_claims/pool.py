@@ -38,7 +38,9 @@ def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(the evidence name, the checked ledger) of a statement record's one anytime decision; None if it has none
     or several; LedgerInvalid if its chain is not one the plugin wrote."""
     evidence = record.get("evidence")
-    found = [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "anytime" in v] if evidence else []
+    found = (
+        [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "anytime" in v] if holds_chain(record) else []
+    )
     if len(found) != 1:
         return None
     what, decision = found[0]
@@ -61,7 +63,7 @@ def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
 def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     try:
         chains = [chain_of(r) for r in records]
-    except LedgerInvalid:
+    except (ValueError, TypeError):  # LedgerInvalid, or a number the e-values refuse (a threshold of 5)
         return None
     return None if any(c is None for c in chains) else [c[1] for c in chains]
 
