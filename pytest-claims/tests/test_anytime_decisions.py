@@ -452,3 +452,14 @@ def test_a_version_4_file_still_merges_and_an_older_one_is_refused(pytester, tmp
     from pytest_claims.merge import main as merge_main
 
     assert merge_main([kept, "-o", str(tmp_path / "refused")]) == 2
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "-n 2"])
+def test_each_batch_names_the_run_that_drew_it(pytester, workers):
+    """Under -n the controller hands its report id to the workers, so a worker's batch names the run as a serial
+    run's does (it was empty on workers before)."""
+    make_coin(pytester)
+    pytester.runpytest_subprocess("-m", "smoke", "-p", "no:randomly", "-p", "no:cacheprovider", *workers)
+    payload = json.loads((pytester.path / "out" / "verdicts.json").read_text())
+    (batch,) = payload["claims"][0]["statements"][0]["evidence"]["heads rate"]["anytime"]["ledger"]
+    assert batch["run"] and batch["run"] == payload["runs"][0]["run"] == payload["report_id"], batch

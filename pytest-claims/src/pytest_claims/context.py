@@ -31,7 +31,7 @@ class RunningTest:
     reproduce: Callable[[], str]  # the command that reruns it under this run's conditions
     decision: Callable[[], dict[str, Any]] = dict  # its registry record's `decision` ({}: not said)
     continuing: Callable[[], bool] = bool  # whether the run continues inconclusive ledgers (--claims-continue)
-    run_id: Callable[[], str] = str  # the run's report id where known ("" on an xdist worker)
+    run_id: Callable[[], str] = str  # the run's report id (a worker has it from the controller)
 
 
 @dataclass

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from pytest_claims.state import EXERCISED_OUTPUT, REGISTRY_PROBLEMS, SELECTED_OUTPUT, STATEMENT_OF_OUTPUT, State
+from pytest_claims.state import (
+    EXERCISED_OUTPUT,
+    REGISTRY_PROBLEMS,
+    RUN_ID_INPUT,
+    SELECTED_OUTPUT,
+    STATEMENT_OF_OUTPUT,
+    State,
+)
 
 
 class XdistHooks:
@@ -17,6 +24,11 @@ class XdistHooks:
 
     def __init__(self, state: State) -> None:
         self.state = state
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Each worker learns the run's report id, so what it records (an anytime ledger's batches) names the run."""
+        node.workerinput[RUN_ID_INPUT] = self.state.report_id
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

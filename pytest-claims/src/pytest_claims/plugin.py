@@ -42,7 +42,7 @@ from pytest_claims.registry import (
 )
 from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
 from pytest_claims.session import Controller
-from pytest_claims.state import STATE, State, is_worker
+from pytest_claims.state import RUN_ID_INPUT, STATE, State, is_worker
 from pytest_claims.store import ResultStore, StoreUnusable
 from pytest_claims.strict import Strict
 from pytest_claims.terminal import Terminal
@@ -202,7 +202,9 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(error)) from None
     else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
         state.previous_candidates = runs.previous_candidates(config, state.report_dir, _note)
-    if not is_worker(config):
+    if is_worker(config):
+        state.report_id = str(config.workerinput.get(RUN_ID_INPUT, ""))
+    else:
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
         if getattr(config.option, "numprocesses", None):  # before xdist starts the workers (pytest_sessionstart)

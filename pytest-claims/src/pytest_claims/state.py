@@ -22,6 +22,7 @@ MUTANT_PROPERTY = "claims_mutant_result"  # a mutant item's result, with the sta
 INDIVISIBLE_PROPERTY = "claims_indivisible"  # a work unit's reason it cannot be split further
 # What a worker hands the controller when it finishes (workeroutput).
 REGISTRY_PROBLEMS = "claims_registry_problems"
+RUN_ID_INPUT = "claims_report_id"  # the controller's report id, handed to each worker (workerinput)
 EXERCISED_OUTPUT = "claims_exercised"
 SELECTED_OUTPUT = "claims_selected"
 STATEMENT_OF_OUTPUT = "claims_statement_of"
@@ -69,7 +70,7 @@ class State:
         self.started = time.time()
         self.payload: dict[str, Any] = {}
         self.saved_run: Path | None = None  # this run's numbered copy under <report_dir>/runs (pytest_claims.runs)
-        self.report_id = ""  # names this run's report pair (report_files; set on the controller)
+        self.report_id = ""  # names this run's report pair (report_files; the controller makes it, workers are told)
         self.report_notes: list[str] = []  # one line each: a report write that failed, a signal deferred
         self.reports_written = False
 
