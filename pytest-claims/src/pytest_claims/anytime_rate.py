@@ -129,11 +129,11 @@ def extend_ledger(successes: int, trials: int, batch: Any, parameters: dict[str,
     session, test = context.SESSION.get(), context.running_test()
     seed = session.seed if session is not None else None
     path = ledger_path(session.store, seed, test.item.nodeid) if session is not None and test is not None else None
-    with ledger_locked(session.store if session is not None else None, path) as not_locked:
+    with ledger_locked(session.store if session is not None else None, path) as lock_problem:
         ledger, note = read_ledger(path)
         batches, added = _extended(ledger, path, successes, trials, batch, parameters, seed, test)
-        notes = [note, not_locked]
-        if added and not not_locked and path is not None:
+        notes = [note, lock_problem]
+        if added and not lock_problem and path is not None:
             moved, may_write = set_aside(path) if note else ("", True)
             ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}
             notes += [moved, write_ledger(session.store, path, ledger) if may_write else ""]

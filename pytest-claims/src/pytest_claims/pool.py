@@ -37,10 +37,9 @@ POOLABLE = (HELD, REFUTED, INCONCLUSIVE)
 def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(the evidence name, the checked ledger) of a statement record's one anytime decision; None if it has none
     or several; LedgerInvalid if its chain is not one the plugin wrote."""
-    evidence = record.get("evidence")
-    found = (
-        [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "anytime" in v] if holds_chain(record) else []
-    )
+    if not holds_chain(record):
+        return None
+    found = [(k, v) for k, v in record["evidence"].items() if isinstance(v, dict) and "anytime" in v]
     if len(found) != 1:
         return None
     what, decision = found[0]
