@@ -119,6 +119,7 @@ expected = "holds"
             'decision = { method = "anytime", prior = { a = 2, b = 1 } }',
             {"method": "anytime", "prior": {"a": 2, "b": 1}},
         ),
+        ('decision = { method = "fixed", why = "one look" }', {"method": "fixed", "why": "one look"}),
     ],
 )
 def test_the_registry_reads_a_decision(tmp_path, line, expected):
@@ -137,6 +138,8 @@ def test_the_registry_reads_a_decision(tmp_path, line, expected):
         ('decision = { method = "anytime", prior = { a = 0, b = 1 } }', "a, b > 0"),
         ('decision = { method = "anytime", prior = { a = 1 } }', "prior must be a table"),
         ('decision = { method = "anytime", looks = 3 }', "unknown key"),
+        ('decision = { method = "fixed", why = " " }', "why must be a non-empty string"),
+        ('decision = { method = "fixed", why = "one look", plan = 3 }', "takes no prior"),
     ],
 )
 def test_the_registry_refuses_a_bad_decision(tmp_path, line, problem):
@@ -345,6 +348,27 @@ def test_a_call_cannot_overrule_the_registered_decision(pytester, decision, extr
     make_coin(pytester, decision=decision, extra=extra)
     _, record = run_coin(pytester)
     assert record["outcome"] == "error" and problem in record["reason"], record["reason"]
+
+
+def test_a_p_value_decision_is_refused_under_a_registered_anytime_decision(pytester):
+    """decide_test has no anytime-valid route: a statement registered 'anytime' that decides by p-values errors,
+    naming the fix, rather than reading its p-value as though it kept its level under continuation."""
+    p_values = COIN_TEST.replace("decide_rate, ", "decide_test, ").replace(
+        '    decide_rate(heads, n, 0.6, at_least=True, alpha=registered_false_alarm(), what="heads rate"{extra})',
+        '    decide_test(1e-9, 0.5, alpha=registered_false_alarm(), what="heads rate")',
+    )
+    for decision, outcome in (
+        ('decision = "anytime"', "error"),
+        ('decision = { method = "fixed", why = "w" }', "held"),
+    ):
+        make_coin(pytester, decision=decision)
+        pytester.makepyfile(test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch"))
+        _, record = run_coin(pytester)
+        assert record["outcome"] == outcome, record
+    make_coin(pytester)
+    pytester.makepyfile(test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch"))
+    _, record = run_coin(pytester)
+    assert "decide_test has no anytime-valid route" in record["reason"], record["reason"]
 
 
 def test_changed_parameters_do_not_continue_a_ledger(pytester):

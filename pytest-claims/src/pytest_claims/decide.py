@@ -22,7 +22,7 @@ from typing import Any
 from pytest_claims.anytime_rate import chosen_prior, decide_rate_anytime
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
 from pytest_claims.binomial import check_probability, kept_rate_bound, rate_lower_bound, rate_upper_bound
-from pytest_claims.context import record, refute
+from pytest_claims.context import record, refute, registered_decision
 from pytest_claims.shown_numbers import significant
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconclusive
 
@@ -356,6 +356,12 @@ def decide_test(
     _check_level("alpha", alpha)
     if held_alpha is not None:
         _check_level("held_alpha", held_alpha)
+    if registered_decision().get("method") == "anytime":
+        raise ValueError(
+            f"{what}: the statement's registered decision is 'anytime', and decide_test has no anytime-valid route "
+            "(a p-value read again after more data loses its level): register decision = 'fixed', or decide a rate "
+            "with decide_rate"
+        )
     for name, p in (("p_for", p_for), ("p_against", p_against)):
         if not _not_a_number(p):
             check_probability(name, p)

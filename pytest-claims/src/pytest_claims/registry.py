@@ -175,8 +175,9 @@ def _false_alarm(record: dict[str, Any], tiers: tuple[str, ...], where: str) -> 
 
 
 def _decision(record: dict[str, Any], where: str) -> dict[str, Any]:
-    """`decision` as {"method": "fixed" | "anytime"[, "prior": {a, b[, point_mass]} | "plan": trials]}; {} if absent.
-    A string names the method alone; a table may add an anytime statement's prior or planned size."""
+    """`decision` as {"method": "fixed" | "anytime"[, "prior": {a, b[, point_mass]} | "plan": trials][, "why": ..]};
+    {} if absent. A string names the method alone; a table may add an anytime statement's prior or planned size,
+    and the reason for the choice (`why`, kept in the statement's registry record in verdicts.json)."""
     raw = record.get("decision")
     if raw is None:
         return {}
@@ -188,12 +189,14 @@ def _decision(record: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _decision_problem(table: dict[str, Any]) -> str:
-    method, extra = table.get("method"), sorted(set(table) - {"method", "prior", "plan"})
+    method, extra = table.get("method"), sorted(set(table) - {"method", "prior", "plan", "why"})
     if method not in ("fixed", "anytime"):
         return f"method must be 'fixed' or 'anytime', got {method!r}"
     if extra:
-        return f"unknown key(s) {extra} (allowed: method, prior, plan)"
-    if method == "fixed" and len(table) > 1:
+        return f"unknown key(s) {extra} (allowed: method, prior, plan, why)"
+    if "why" in table and not (isinstance(table["why"], str) and table["why"].strip()):
+        return f"why must be a non-empty string (the reason for the method), got {table['why']!r}"
+    if method == "fixed" and {"prior", "plan"} & set(table):
         return "'fixed' takes no prior or plan"
     if {"prior", "plan"} <= set(table):
         return "give a prior or a plan, not both"
