@@ -92,3 +92,23 @@ def test_each_claim_id_is_declared_once():
 def test_tier_names_and_registry_are_pytests_reading_of_the_ini(pytestconfig):
     assert tiers.SCALES == tuple(pytestconfig.getini("claims_tiers"))
     assert configuration.ini_args("claims_registry") == pytestconfig.getini("claims_registry")
+
+
+@pytest.mark.smoke
+def test_every_statistical_statement_registers_how_it_decides():
+    """Issue 35: each statement that spends a false alarm says, before the data, whether it decides fixed-sample or
+    anytime-valid, and why (the registry's `decision` with its `why`); the plugin reads the method, this reads that
+    no statement left it unsaid."""
+    statements = [
+        (claim["key"], statement)
+        for claim in configuration.registry_claims()
+        for statement in claim.get("statement", [])
+        if statement.get("false_alarm")
+    ]
+    unsaid = [
+        f"{key} {statement['name']}"
+        for key, statement in statements
+        if not (isinstance(statement.get("decision"), dict) and str(statement["decision"].get("why", "")).strip())
+    ]
+    assert not unsaid, f"statements with a false alarm and no decision = {{ method = .., why = .. }}: {unsaid}"
+    assert len(statements) == 22, f"{len(statements)} statements with a false alarm in the registry"

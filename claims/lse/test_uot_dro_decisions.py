@@ -168,6 +168,35 @@ def test_fisher_power_is_the_chance_of_a_shown_contrast():
 
 
 @pytest.mark.smoke
+@pytest.mark.parametrize("more_rate, level, power", [(0.6, 1e-2, 0.5), (0.6, 1e-2, 0.9), (0.9, 1e-3, 0.9)])
+def test_anytime_batches_are_the_first_crossings_of_every_path(more_rate, level, power):
+    """anytime_batches_to_decide against every sequence of batch outcomes (batches of 2 seeds a setting), each
+    path's product of e-values checked for a crossing at each batch, its chance summed where it crossed."""
+    import itertools
+    import math
+
+    from scipy import stats
+
+    from pytest_claims.anytime import two_proportions_log_evalue
+
+    batch = 2
+    steps = [two_proportions_log_evalue(k, batch, 0, batch) for k in range(batch + 1)]
+    chance = stats.binom.pmf(range(batch + 1), batch, more_rate)
+
+    def crossed_by(batches: int) -> float:
+        total = 0.0
+        for path in itertools.product(range(batch + 1), repeat=batches):
+            walk = np.cumsum([steps[k] for k in path])
+            if np.any(walk >= math.log(1 / level)):
+                total += math.prod(chance[k] for k in path)
+        return total
+
+    least = next(m for m in range(1, 10) if crossed_by(m) >= power)
+    assert decisions.anytime_batches_to_decide(more_rate, level, batch=batch, power=power) == least
+    assert decisions.anytime_batches_to_decide(more_rate, level, batch=batch, power=power, most=least - 1) is None
+
+
+@pytest.mark.smoke
 @pytest.mark.parametrize(
     "statement, rates",
     [
@@ -188,3 +217,7 @@ def test_registered_seed_counts_are_the_computed_ones(statement, rates):
     said = [int(n) for n in re.findall(r"needs (\d+)(?: to (\d+))? seeds per setting", record["text"])[0] if n]
     said += [int(n) for n in re.findall(r"would need (\d+)", record["text"])]
     assert sorted(said) == sorted(computed), (said, computed)
+    # and the anytime-valid continuation's: batches of 4 seeds a setting, at the same rates and level
+    batches = [decisions.anytime_batches_to_decide(more, level) for more, _ in rates]
+    said = [int(n) for n in re.findall(r"(\d+) batches of 4 seeds", record["text"])]
+    assert sorted(said) == sorted(batches), (said, batches)

@@ -85,6 +85,40 @@ def seeds_to_decide(more_rate: float, fewer_rate: float, level: float, power: fl
     return next(n for n in range(short + 1, seeds + 1) if fisher_power(n, more_rate, fewer_rate, level) >= power)
 
 
+def anytime_batches_to_decide(
+    more_rate: float, level: float, *, batch: int = 4, power: float = 0.9, most: int = 60
+) -> int | None:
+    """The fewest batches of `batch` seeds a setting after which a continued overflow contrast would have crossed
+    1 / level with at least `power`, when `more` overflows at `more_rate` and `fewer` never does (the rate every
+    CPU-horizon run of the fewer setting showed): the anytime-valid route (pytest_claims.anytime's two-proportions
+    e-value, one per batch, multiplied along the chain; decided at the first crossing). Exact: with `fewer` never
+    overflowing, a batch's e-value depends on its count k of `more` alone, so the chain is a walk over the counts'
+    sums, its crossed mass taken out at each batch. None when `most` batches do not reach `power`."""
+    import math
+
+    from pytest_claims.anytime import two_proportions_log_evalue
+
+    steps = [two_proportions_log_evalue(k, batch, 0, batch) for k in range(batch + 1)]
+    chance = stats.binom.pmf(np.arange(batch + 1), batch, more_rate)
+    goal, crossed = math.log(1.0 / level), 0.0
+    walking = {(0,) * (batch + 1): 1.0}  # how many batches had each count -> probability, not yet crossed
+    for done in range(1, most + 1):
+        after: dict[tuple[int, ...], float] = {}
+        for counts, mass in walking.items():
+            for k in range(batch + 1):
+                grown = counts[:k] + (counts[k] + 1,) + counts[k + 1 :]
+                after[grown] = after.get(grown, 0.0) + mass * chance[k]
+        walking = {}
+        for counts, mass in after.items():
+            if sum(n * step for n, step in zip(counts, steps)) >= goal:
+                crossed += mass
+            else:
+                walking[counts] = mass
+        if crossed >= power:
+            return done
+    return None
+
+
 def proposed_never(run: dict) -> Finding:
     """No run of the proposed method at 1e-4 overflows (one that does refutes it, with its seed and step)."""
     rows = fx.select(run, *PROPOSED)
