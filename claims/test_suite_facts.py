@@ -112,3 +112,26 @@ def test_every_statistical_statement_registers_how_it_decides():
     ]
     assert not unsaid, f"statements with a false alarm and no decision = {{ method = .., why = .. }}: {unsaid}"
     assert len(statements) == 22, f"{len(statements)} statements with a false alarm in the registry"
+
+
+@pytest.mark.smoke
+def test_the_fixed_decisions_reasons_are_the_computed_numbers():
+    """The K statements' registered reason for deciding fixed-sample cites the uniform-prior e-value of 60 of 60 and
+    100 of 100 against 0.9 (91.1 and 3727 against the 100 that holding at 0.01 needs) and what one look at 60 trials
+    ends as under each rule (benchmarks/decision_choice.py): each number is computed here by the plugin."""
+    import math
+
+    from benchmarks.decision_choice import ends
+    from pytest_claims.anytime import rate_log_evalues
+
+    e60, e100 = (math.exp(rate_log_evalues(n, n, 0.9)[0]) for n in (60, 100))
+    assert (f"{e60:.1f}", f"{e100:.0f}") == ("91.1", "3727") and e60 < 1 / 0.01 < e100
+    cell = {"trials": 60, "threshold": 0.9, "at_least": True, "alpha": 1e-5, "held_alpha": 0.01}
+    assert [ends(cell, 1.0, rule)[0] for rule in ("fixed", "anytime", "planned")] == [1.0, 0.0, 1.0]
+    (why,) = [
+        s["decision"]["why"]
+        for claim in configuration.registry_claims()
+        for s in claim.get("statement", [])
+        if s["name"] == "stall-rate-at-largest-d"
+    ]
+    assert "is 91.1 < 100" in why and "100 of 100, 3727)" in why, why
