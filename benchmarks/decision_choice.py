@@ -79,6 +79,14 @@ def ends(decision: dict, rate: float, rule: str) -> tuple[float, float, float]:
     return held, refuted, max(0.0, 1.0 - held - refuted)
 
 
+def registered_mutants(registry: Path) -> dict[str, tuple[str, ...]]:
+    """'KEY statement' -> the mutants the registry says the statement must kill (a row is shown for those only)."""
+    import tomllib
+
+    claims = tomllib.loads(registry.read_text())["claim"]
+    return {f"{c['key']} {s['name']}": tuple(s.get("mutants", ())) for c in claims for s in c.get("statement", [])}
+
+
 def _load(path: str) -> dict:
     file = Path(path)
     if file.stat().st_size > MAX_BYTES:
@@ -105,6 +113,7 @@ def main(argv: list[str]) -> None:
         raise SystemExit(run_under(argv[1], argv[2], argv[3:]))
     decisions = rate_decisions(_load(argv[0]))
     mutants = [d for arg in argv[1:] for d in rate_decisions(_load(arg.split("=", 1)[1]), arg.split("=", 1)[0])]
+    registered = registered_mutants(Path(__file__).resolve().parents[1] / "claims" / "registry.toml")
     rules = ("fixed", "anytime", "planned")
     print("statement | tier | what | rate at | n | t | P held: fixed / anytime / planned | P refuted: same")
     for d in decisions:
@@ -112,7 +121,8 @@ def main(argv: list[str]) -> None:
         rows += [
             (f"mutant {m['mutant']}", m["successes"] / m["trials"])
             for m in mutants
-            if m["mutant"] and (m["statement"], m["what"], m["tier"]) == (d["statement"], d["what"], d["tier"])
+            if m["mutant"] in registered.get(d["statement"], ())
+            and (m["statement"], m["what"], m["tier"]) == (d["statement"], d["what"], d["tier"])
         ]
         for label, rate in rows:
             found = [ends(d, rate, rule) for rule in rules]
