@@ -60,7 +60,7 @@ PY
 # A node whose python3 is itself a venv, as the lent H200's image has it (/opt/torch/.venv): the night's venv,
 # made over it with --system-site-packages, must still import that venv's torch (it failed the first CUDA night).
 PYTHON=.venv/bin/python GPU_NIGHTLY_VENV="$work/venv-over-venv" .ci/gpu-nightly rehearsal --collect-only -q \
-  -o claims_report_dir="$work/venv-over-venv" --html="$work/venv-over-venv/verdict.html" > "$work/venv-over-venv.log" 2>&1 \
+  -o claims_report_dir="$work/venv-over-venv-report" --html="$work/venv-over-venv-report/verdict.html" > "$work/venv-over-venv.log" 2>&1 \
   && grep -q "also reads its packages" "$work/venv-over-venv.log" \
   || { tail -20 "$work/venv-over-venv.log"; echo "the gpu night over a venv interpreter lost its packages"; exit 1; }
 echo "gpu night over a venv interpreter: its torch found ($(grep -m1 '^torch ' "$work/venv-over-venv.log"))"
