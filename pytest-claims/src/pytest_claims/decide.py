@@ -351,7 +351,8 @@ def decide_test(
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
     opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
     p-value that is not a number decides nothing (a t-test of fewer than two values, or of no spread, gives one);
-    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing)."""
+    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing), and so is a
+    call from a statement registered `decision = "anytime"` (ValueError: a p-value has no anytime-valid route)."""
     __tracebackhide__ = True
     _check_level("alpha", alpha)
     if held_alpha is not None:
@@ -359,7 +360,7 @@ def decide_test(
     if registered_decision().get("method") == "anytime":
         raise ValueError(
             f"{what}: the statement's registered decision is 'anytime', and decide_test has no anytime-valid route "
-            "(a p-value read again after more data loses its level): register decision = 'fixed', or decide a rate "
+            '(a p-value read again after more data loses its level): register decision = "fixed", or decide a rate '
             "with decide_rate"
         )
     for name, p in (("p_for", p_for), ("p_against", p_against)):
