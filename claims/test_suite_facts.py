@@ -148,3 +148,29 @@ def test_the_fixed_decisions_reasons_are_the_computed_numbers():
         if s["name"] == "baseline-diverges-at-large-c"
     ]
     assert f"0.9 their chances of holding are {held[0]}, {held[1]} and {held[2]}" in why, (held, why)
+
+
+@pytest.mark.smoke
+def test_decision_choice_reads_the_rate_decisions_a_run_records():
+    """benchmarks/decision_choice.py finds decide_rate's evidence (the decision and its counts) in a run's payload,
+    so the table RESULTS.md cites stays computable as the evidence's format changes: the records are made here by
+    decide_rate itself, inside this test, and read back."""
+    from benchmarks.decision_choice import rate_decisions
+    from pytest_claims import decide_rate
+
+    found = decide_rate(60, 60, 0.9, at_least=True, alpha=1e-5, what="a stall rate", held_confidence=0.99)
+    records = {"a stall rate": found, "a stall rate counts": {"successes": 60, "trials": 60, "rate": 1.0}}
+    payload = {"claims": [{"key": "K9", "statements": [{"statement": "s", "tier": "smoke", "evidence": records}]}]}
+    (decision,) = rate_decisions(payload, "m")
+    assert decision == {
+        "statement": "K9 s",
+        "tier": "smoke",
+        "mutant": "m",
+        "what": "a stall rate",
+        "successes": 60,
+        "trials": 60,
+        "threshold": 0.9,
+        "at_least": True,
+        "alpha": 1e-5,
+        "held_alpha": pytest.approx(0.01),
+    }
