@@ -20,7 +20,6 @@ Not a pass/fail test: the registry's `decision` records the choice and cites thi
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -30,42 +29,39 @@ from scipy import stats  # noqa: E402
 
 from pytest_claims.anytime import UNIFORM, anytime_decision_counts, planned_prior  # noqa: E402
 from pytest_claims.decide import rate_decision_counts  # noqa: E402
-
-MAX_BYTES = 256 * 2**20
+from pytest_claims.payload import PayloadError, read_any  # noqa: E402
 
 
 def rate_decisions(payload: dict, mutant: str | None = None) -> list[dict]:
     """Each decide_rate decision in a verdicts.json: statement, mutant (or None), counts, threshold, side, levels."""
     found = []
-    for claim in payload.get("claims", []):
+    for claim in payload["claims"]:
         for statement in claim.get("statements", []):
-            for test in statement.get("tests", []) or [statement]:
-                evidence = test.get("evidence") or {}
-                records = evidence.get("records", evidence) if isinstance(evidence, dict) else {}
-                for what, record in records.items():
-                    counts = records.get(f"{what} counts")
-                    if not (isinstance(record, dict) and isinstance(counts, dict) and "refute_alpha" in record):
-                        continue
-                    found.append(
-                        {
-                            "statement": f"{claim['key']} {statement['statement']}",
-                            "tier": statement.get("tier"),
-                            "mutant": mutant,
-                            "what": what,
-                            "successes": int(counts["successes"]),
-                            "trials": int(counts["trials"]),
-                            "threshold": float(record["threshold"]),
-                            "at_least": ">=" in record["statement"],
-                            "alpha": float(record["refute_alpha"]),
-                            "held_alpha": 1.0 - float(record["held_confidence"]),
-                        }
-                    )
+            records = statement.get("evidence") or {}
+            for what, record in records.items():
+                counts = records.get(f"{what} counts")
+                if not (isinstance(record, dict) and isinstance(counts, dict) and "refute_alpha" in record):
+                    continue
+                found.append(
+                    {
+                        "statement": f"{claim['key']} {statement['statement']}",
+                        "tier": statement.get("tier"),
+                        "mutant": mutant,
+                        "what": what,
+                        "successes": int(counts["successes"]),
+                        "trials": int(counts["trials"]),
+                        "threshold": float(record["threshold"]),
+                        "at_least": ">=" in record["statement"],
+                        "alpha": float(record["refute_alpha"]),
+                        "held_alpha": 1.0 - float(record["held_confidence"]),
+                    }
+                )
     return found
 
 
 def ends(decision: dict, rate: float, rule: str) -> tuple[float, float, float]:
     """(P held, P refuted, P inconclusive) of one look at the decision's trials when the true rate is `rate`."""
-    n, t, rate = decision["trials"], decision["threshold"], rate
+    n, t = decision["trials"], decision["threshold"]
     if not decision["at_least"]:  # 'rate <= t' is 'failure rate >= 1 - t', counted in failures
         t, rate = 1.0 - t, 1.0 - rate
     levels = {"alpha": decision["alpha"], "held_alpha": decision["held_alpha"]}
@@ -88,10 +84,11 @@ def registered_mutants(registry: Path) -> dict[str, tuple[str, ...]]:
 
 
 def _load(path: str) -> dict:
-    file = Path(path)
-    if file.stat().st_size > MAX_BYTES:
-        raise SystemExit(f"{path}: larger than {MAX_BYTES} bytes")
-    return json.loads(file.read_text())
+    """A verdicts.json read as the plugin reads any (bounded, checked to hold claims); one line if it cannot be."""
+    try:
+        return read_any(path)
+    except PayloadError as error:
+        raise SystemExit(str(error)) from None
 
 
 def run_under(name: str, folder: str, pytest_args: list[str]) -> int:

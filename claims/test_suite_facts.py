@@ -131,22 +131,16 @@ def test_the_fixed_decisions_reasons_are_the_computed_numbers():
     assert (f"{e60:.1f}", f"{e100:.0f}") == ("91.1", "3727") and e60 < 1 / 0.01 < e100
     cell = {"trials": 60, "threshold": 0.9, "at_least": True, "alpha": 1e-5, "held_alpha": 0.01}
     assert [ends(cell, 1.0, rule)[0] for rule in ("fixed", "anytime", "planned")] == [1.0, 0.0, 1.0]
+    registered = {s["name"]: s for claim in configuration.registry_claims() for s in claim.get("statement", [])}
     whys = {
-        s["name"]: s["decision"]["why"]
-        for claim in configuration.registry_claims()
-        for s in claim.get("statement", [])
-        if s["name"] in ("stall-rate-at-largest-d", "leaves-start", "wishart-huge-d")
+        name: registered[name]["decision"]["why"]
+        for name in ("stall-rate-at-largest-d", "leaves-start", "wishart-huge-d")
     }
-    assert len(whys) == 3 and all("is 91.1 < 100" in w and "100 of 100, 3727)" in w for w in whys.values()), whys
+    assert all("is 91.1 < 100" in w and "100 of 100, 3727)" in w for w in whys.values()), whys
     # L4's reason: the counts from which each rule holds '>= 0.5' at 20 seeds, and its chance at a true rate of 0.9
     seeds = {"trials": 20, "threshold": 0.5, "at_least": True, "alpha": 1e-5 / 4, "held_alpha": 0.01}
     held = [f"{ends(seeds, 0.9, rule)[0]:.3f}" for rule in ("fixed", "anytime", "planned")]
-    (why,) = [
-        s["decision"]["why"]
-        for claim in configuration.registry_claims()
-        for s in claim.get("statement", [])
-        if s["name"] == "baseline-diverges-at-large-c"
-    ]
+    why = registered["baseline-diverges-at-large-c"]["decision"]["why"]
     assert f"0.9 their chances of holding are {held[0]}, {held[1]} and {held[2]}" in why, (held, why)
 
 

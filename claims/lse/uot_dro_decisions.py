@@ -92,8 +92,8 @@ def anytime_batches_to_decide(
     1 / level with at least `power`, when `more` overflows at `more_rate` and `fewer` never does (the rate every
     CPU-horizon run of the fewer setting showed): the anytime-valid route (pytest_claims.anytime's two-proportions
     e-value, one per batch, multiplied along the chain; decided at the first crossing). Exact: with `fewer` never
-    overflowing, a batch's e-value depends on its count k of `more` alone, so the chain is a walk over the counts'
-    sums, its crossed mass taken out at each batch. None when `most` batches do not reach `power`."""
+    overflowing, a batch's e-value depends on its count k of `more` alone, so the chain's state is how many batches
+    had each count, its crossed mass taken out at each batch. None when `most` batches do not reach `power`."""
     import math
 
     from pytest_claims.anytime import two_proportions_log_evalue
