@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fixtures.options import WithoutMasterSeed
 from fixtures.uot_dro import cpu_threads
 
 
@@ -13,3 +14,10 @@ def one_torch_thread():
     threads made the UOT-DRO reference tests 10-30 times slower)."""
     with cpu_threads("cpu"):
         yield
+
+
+@pytest.fixture(scope="session")
+def options(options):
+    """The suite's options without the master seed (fixtures.options.WithoutMasterSeed): CI reruns only claims/
+    under fresh master seeds, so these tests must not read it."""
+    return WithoutMasterSeed(options)

@@ -95,3 +95,11 @@ def test_wishart_trials_are_independent():
     assert np.unique(g).size == g.size and len({s.tobytes() for s in starts}) == len(starts)
     z = np.sqrt(g.size - 1) * np.corrcoef(g[:-1], g[1:])[0, 1]
     assert abs(z) < stats.norm.isf(ALPHA / 2)
+
+
+@pytest.mark.smoke
+def test_reference_tests_cannot_read_the_master_seed(options):
+    # CI reruns only claims/ under fresh master seeds: a reference test that read it would go unreplicated
+    # (kernels/tests/conftest.py; fixtures/tests/test_replication_scope.py checks the other ways in).
+    with pytest.raises(RuntimeError, match="must not depend on the master seed"):
+        options.seed  # noqa: B018
