@@ -1,7 +1,8 @@
 """Fail unless two verdicts.json agree in everything but the run's own description (runs, timings,
-changes), no claim is broken and every reference test held.
+changes), no claim is broken and every reference test held. With --without-power, what a --mutants run adds
+(each claim's power, each statement's mutants) is left out too: a run with mutants against one without.
 
-    python .ci/compare_verdicts.py FIRST.json SECOND.json LABEL
+    python .ci/compare_verdicts.py FIRST.json SECOND.json LABEL [--without-power]
 """
 
 import difflib
@@ -16,6 +17,15 @@ def load(path):
         return json.load(handle)
 
 
+def without_power(payload):
+    """The payload without what a --mutants run adds to it."""
+    claims = [
+        {**{k: v for k, v in c.items() if k != "power"}, "statements": [{**s, "mutants": []} for s in c["statements"]]}
+        for c in payload["claims"]
+    ]
+    return {**{k: v for k, v in payload.items() if k != "mutants_run"}, "claims": claims}
+
+
 first_path, second_path, label = sys.argv[1:4]
 first, second = load(first_path), load(second_path)
 broken = sorted({c["key"] for c in first["claims"] + second["claims"] if c["verdict"] == "broken"})
@@ -27,6 +37,8 @@ failed = sorted(
 if failed:
     sys.exit(f"{label}: reference tests did not pass: {failed}")
 a, b = comparable(first), comparable(second)
+if sys.argv[4:] == ["--without-power"]:
+    a, b = without_power(a), without_power(b)
 if a != b:
     lines = difflib.unified_diff(
         json.dumps(a, indent=1).splitlines(), json.dumps(b, indent=1).splitlines(), first_path, second_path, lineterm=""

@@ -1,8 +1,8 @@
 # mutants: power: every statement's tests under each of its mutants.
 # Sourced by .ci/step (which sets work, compare, needs); run it alone with `.ci/step mutants`.
-# Power: every statement's tests rerun under each of its mutants; a survivor fails the run.
-.venv/bin/pytest -m smoke -q -n 2 --no-store --mutants -o claims_report_dir="$work/mutants" --html="$work/mutants/verdict.html"
-.venv/bin/python - "$work/mutants/verdicts.json" "${CLAIMS_DATA_DIR:-}" <<'PY'
+# Power: every statement's tests rerun under each of its mutants, in the n2 step's run; a survivor fails the run.
+needs n2
+.venv/bin/python - "$work/n2/verdicts.json" "${CLAIMS_DATA_DIR:-}" <<'PY'
 import json, sys
 payload, have_data = json.load(open(sys.argv[1])), bool(sys.argv[2])
 power = {c["key"]: c["power"] for c in payload["claims"] if c["power"]}

@@ -1,6 +1,6 @@
 # replication: 8 further master seeds and another CPU dispatch: the same verdicts and outcomes.
 # Sourced by .ci/step (which sets work, compare, needs); run it alone with `.ci/step replication`.
-needs n2
+needs fresh
 # Replication: the same claim verdicts and statement outcomes under 8 further master seeds and under
 # another CPU dispatch (the seeds and the dispatch must not matter); the seeds merged as a replication set.
 # Under the seeds only claims/ runs, what a master seed can change: the kernels' and harness reference tests
@@ -32,5 +32,5 @@ if [ -e "$work/replication-failed" ]; then
   done < "$work/replication-failed"
   exit 1
 fi
-.venv/bin/python .ci/compare_outcomes.py "$work/n2/verdicts.json" "${runs[@]}"
-.venv/bin/python -m pytest_claims.merge "$work/n2/verdicts.json" $(for seed in $replication_seeds; do echo "$work/seed$seed/verdicts.json"; done) -o "$work/replication"
+.venv/bin/python .ci/compare_outcomes.py "$work/fresh.json" "${runs[@]}"
+.venv/bin/python -m pytest_claims.merge "$work/fresh.json" $(for seed in $replication_seeds; do echo "$work/seed$seed/verdicts.json"; done) -o "$work/replication"
