@@ -176,10 +176,10 @@ def test_a_sound_ledger_passes_its_checks():
         (lambda d: d["batches"][1].update(trials=-1), "not a whole number"),
         (lambda d: d["batches"][1].update(successes=6.5), "not a whole number"),
         (lambda d: d["batches"][1].update(stream=d["batches"][0]["stream"]), "repeated stream id"),
-        (lambda d: d["batches"][1].update(cum_successes=0), "running sums"),
-        (lambda d: d["batches"][1].update(log_e_for=50.0), "not its counts'"),
+        (lambda d: d["batches"][1].update(cum_successes=0), "not the running sum 127"),
+        (lambda d: d["batches"][1].update(log_e_for=50.0), "not its data's"),
         (lambda d: d["batches"][1].update(batch=5), "out of order"),
-        (lambda d: d["statement"].update(alpha="small"), "not valid"),
+        (lambda d: d["statement"].update(alpha="small"), "not a number"),
         (lambda d: d.update(version=0), "version-1"),
         (lambda d: d.update(batches=[]), "no batches"),
     ],
@@ -350,21 +350,26 @@ def test_a_call_cannot_overrule_the_registered_decision(pytester, decision, extr
     assert record["outcome"] == "error" and problem in record["reason"], record["reason"]
 
 
-def test_a_p_value_decision_is_refused_under_a_registered_anytime_decision(pytester):
-    """decide_test has no anytime-valid route: a statement registered 'anytime' that decides by p-values errors,
-    naming the fix, rather than reading its p-value as though it kept its level under continuation."""
+def test_a_p_value_decision_spends_alpha_under_a_registered_anytime_decision(pytester):
+    """decide_test under a registered anytime decision tests round 1 at round_alpha(alpha, 1) = 0.608 alpha (a
+    p-value read again after more data loses its level): p_for 5e-5 holds (below 6.08e-5 at alpha 1e-4), 7e-5,
+    which a single read at 1e-4 would hold, is inconclusive; batch= on a statement registered fixed is refused."""
     p_values = COIN_TEST.replace("decide_rate, ", "decide_test, ").replace(
         '    decide_rate(heads, n, 0.6, at_least=True, alpha=registered_false_alarm(), what="heads rate"{extra})',
-        '    decide_test(1e-9, 0.5, alpha=registered_false_alarm(), what="heads rate")',
+        '    decide_test({p_for}, 0.5, alpha=registered_false_alarm(), what="heads rate", batch=claims_batch)',
     )
-    for decision, outcome, reason in (
-        ('decision = "anytime"', "error", "decide_test has no anytime-valid route"),
-        ('decision = { method = "fixed", why = "w" }', "held", ""),
+    for decision, p_for, outcome in (
+        ('decision = "anytime"', 5e-5, "held"),
+        ('decision = "anytime"', 7e-5, "inconclusive"),
+        ('decision = { method = "fixed", why = "w" }', 7e-5, "error"),  # batch= on a fixed decision is refused
     ):
         make_coin(pytester, decision=decision)
-        pytester.makepyfile(test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch"))
+        pytester.makepyfile(test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch", p_for=p_for))
+        for path in (pytester.path / "store").rglob("*.ledger.json"):
+            path.unlink()
         _, record = run_coin(pytester)
-        assert record["outcome"] == outcome and reason in record["reason"], record
+        assert record["outcome"] == outcome, record
+    assert "batch= is for anytime decisions" in record["reason"]
 
 
 def test_changed_parameters_do_not_continue_a_ledger(pytester):

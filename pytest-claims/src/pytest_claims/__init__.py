@@ -8,6 +8,7 @@ Everything a statement test uses is importable from here (the documentation's AP
 docs/reference/api.md, lists it).
 """
 
+from pytest_claims.anytime_batches import decide_safe_t, decide_two_proportions
 from pytest_claims.assertions import (
     statement_allclose,
     statement_ge,
@@ -39,7 +40,9 @@ __all__ = [
     "current_store",
     "decide_interval",
     "decide_rate",
+    "decide_safe_t",
     "decide_test",
+    "decide_two_proportions",
     "declared_tier",
     "keyed_rng",
     "master_seed",

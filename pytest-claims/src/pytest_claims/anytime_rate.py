@@ -25,21 +25,9 @@ from pytest_claims.anytime import (
     anytime_trials_to_decide,
     decide_rate_looks,
     planned_prior,
-    rate_log_evalues_for,
 )
-from pytest_claims.ledger import (
-    LEDGER_VERSION,
-    check_batch,
-    decided_at_look,
-    floored,
-    ledger_locked,
-    ledger_path,
-    next_batch,
-    read_ledger,
-    set_aside,
-    stream_id,
-    write_ledger,
-)
+from pytest_claims.chain_kinds import floored
+from pytest_claims.ledger import extend_ledger
 from pytest_claims.outcomes import INCONCLUSIVE, StatementInconclusive
 from pytest_claims.shown_numbers import significant
 
@@ -96,87 +84,6 @@ def _parameters(what: str, threshold: float, at_least: bool, alpha: float, held_
     }
 
 
-def _entry(batch: int, stream: str, counts: tuple[int, int], before: list[dict[str, Any]], parameters) -> dict:
-    """The ledger entry of a new batch, with its cumulative counts and their log e-values."""
-    successes, trials = counts
-    cum_s = successes + (before[-1]["cum_successes"] if before else 0)
-    cum_n = trials + (before[-1]["cum_trials"] if before else 0)
-    log_for, log_against = rate_log_evalues_for(
-        cum_s,
-        cum_n,
-        parameters["threshold"],
-        at_least=parameters["at_least"],
-        prior=BetaPrior(**parameters["prior"]),
-    )
-    test = context.running_test()
-    return {
-        "batch": batch,
-        "stream": stream,
-        "run": test.run_id() if test is not None else "",
-        "successes": successes,
-        "trials": trials,
-        "cum_successes": cum_s,
-        "cum_trials": cum_n,
-        "log_e_for": floored(log_for),
-        "log_e_against": floored(log_against),
-    }
-
-
-def extend_ledger(successes: int, trials: int, batch: Any, parameters: dict[str, Any]) -> tuple[list[dict], str]:
-    """The ledger's batches with this run's (added, or replayed when its stream is the last one already there) and a
-    note; a batch whose stream is in the ledger otherwise, a gap, a decided ledger continued, or changed
-    parameters is refused with one ValueError. The ledger's lock is held from reading it to writing it."""
-    session, test = context.SESSION.get(), context.running_test()
-    seed = session.seed if session is not None else None
-    path = ledger_path(session.store, seed, test.item.nodeid) if session is not None and test is not None else None
-    with ledger_locked(session.store if session is not None else None, path) as lock_problem:
-        ledger, note = read_ledger(path)
-        batches, added = _extended(ledger, path, successes, trials, batch, parameters, seed, test)
-        notes = [note, lock_problem]
-        if added and not lock_problem and path is not None:
-            moved, may_write = set_aside(path) if note else ("", True)
-            ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}
-            notes += [moved, write_ledger(session.store, path, ledger) if may_write else ""]
-    return batches, "; ".join(n for n in notes if n)
-
-
-def _extended(ledger, path, successes: int, trials: int, batch: Any, parameters: dict, seed, test):
-    """(the batches with this run's, whether it was added rather than replayed), or the ValueError that refuses it."""
-    if ledger is not None and ledger["statement"] != parameters:
-        raise ValueError(
-            f"{parameters['what']}: its ledger {path} was started under {ledger['statement']}, not {parameters}; "
-            "the threshold, levels and prior cannot change after the data (remove the file to start a new chain)"
-        )
-    batches = list(ledger["batches"]) if ledger is not None else []
-    expected = next_batch(ledger, test.continuing() if test is not None else False)
-    if batch is None and expected > 0:
-        raise ValueError(
-            f"{parameters['what']}: its ledger holds {len(batches)} batch(es): pass batch=claims_batch so that this "
-            "run draws from the stream the ledger expects (a batch is never drawn twice)"
-        )
-    batch = expected if batch is None else check_batch(batch)
-    stream = stream_id(seed, test.item.nodeid if test is not None else "", batch)
-    if batch < len(batches):
-        _check_replay(batches, batch, expected, stream, (successes, trials))
-        return batches, False
-    if batch > len(batches) or decided_at_look(ledger) is not None:
-        why = "is decided: the first crossing is final" if batch == len(batches) else "would leave a gap"
-        raise ValueError(f"{parameters['what']}: batch {batch} refused: the ledger of {len(batches)} batch(es) {why}")
-    return [*batches, _entry(batch, stream, (successes, trials), batches, parameters)], True
-
-
-def _check_replay(batches: list[dict], batch: int, expected: int, stream: str, counts: tuple[int, int]) -> None:
-    """A batch already in the ledger is drawn again only as the replay of its last look (no --claims-continue, or
-    a decided ledger), and must reproduce its counts; anything else would count a stream twice."""
-    entry = batches[batch]
-    if batch != expected or (entry["successes"], entry["trials"]) != counts:
-        raise ValueError(
-            f"stream {stream} is already in the ledger (batch {batch}: {entry['successes']} of {entry['trials']}; "
-            f"this run: {counts[0]} of {counts[1]}): a batch is never drawn twice; the ledger expects batch {expected} "
-            "now (draw it with keyed_rng(f'...|batch{claims_batch}') and pass batch=claims_batch)"
-        )
-
-
 def _bounds(batches: list[dict[str, Any]], at_least: bool, alpha: float, held_alpha: float, prior: BetaPrior):
     """The anytime confidence sequence after the last look: the intersection of every look's interval (valid along
     one chain), the lower bound at the statement's level when it says 'rate >=', else the upper one."""
@@ -207,7 +114,7 @@ def decide_rate_anytime(
     that would decide it)."""
     __tracebackhide__ = True
     parameters = _parameters(what, threshold, at_least, alpha, held_alpha, prior)
-    batches, note = extend_ledger(successes, trials, batch, parameters)
+    batches, note = extend_ledger({"successes": successes, "trials": trials}, batch, parameters)
     looks = [(b["cum_successes"], b["cum_trials"]) for b in batches]
     decided = decide_rate_looks(looks, threshold, at_least=at_least, alpha=alpha, held_alpha=held_alpha, prior=prior)
     total_s, total_n = looks[-1]

@@ -354,6 +354,21 @@ def check_probability(name: str, value: float) -> float:
     return number
 
 
+def not_a_number(value: object) -> bool:
+    """True for a NaN and for what is not a number at all (float() refuses it)."""
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def check_level(name: str, value: float) -> None:
+    """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
+    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
+    if not_a_number(value) or not 0.0 <= float(value) < 0.5:
+        raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
+
+
 def _count(value: int, name: str) -> int:
     try:
         return operator.index(value)

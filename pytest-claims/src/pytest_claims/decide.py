@@ -19,12 +19,20 @@ import math
 from statistics import NormalDist
 from typing import Any
 
+from pytest_claims.anytime_batches import decide_test_spent
 from pytest_claims.anytime_rate import chosen_prior, decide_rate_anytime
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
-from pytest_claims.binomial import check_probability, kept_rate_bound, rate_lower_bound, rate_upper_bound
+from pytest_claims.binomial import (
+    check_level,
+    check_probability,
+    kept_rate_bound,
+    not_a_number,
+    rate_lower_bound,
+    rate_upper_bound,
+)
 from pytest_claims.context import record, refute, registered_decision
-from pytest_claims.shown_numbers import significant
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconclusive
+from pytest_claims.shown_numbers import significant
 
 
 def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
@@ -63,9 +71,9 @@ def trials_to_decide(
     checks it against a scan over every N). None when the rate sits on the threshold, the deciding side's level
     is 0, or the answer exceeds `most`."""
     rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
-    _check_level("alpha", alpha)
+    check_level("alpha", alpha)
     held_alpha = alpha if held_alpha is None else held_alpha
-    _check_level("held_alpha", held_alpha)
+    check_level("held_alpha", held_alpha)
     if rate == threshold:
         return None
     statement_side = rate > threshold if at_least else rate < threshold
@@ -192,26 +200,11 @@ def _largest_in(member, guess: int, n: int) -> int:
 # Deciding
 
 
-def _not_a_number(value: Any) -> bool:
-    """True for a NaN and for what is not a number at all (float() refuses it)."""
-    try:
-        return math.isnan(float(value))
-    except (TypeError, ValueError):
-        return True
-
-
-def _check_level(name: str, value: float) -> None:
-    """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
-    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
-    if _not_a_number(value) or not 0.0 <= float(value) < 0.5:
-        raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
-
-
 def _check_levels(alpha: float, held_confidence: float | None) -> None:
-    """The registered false alarm (_check_level) and the confidence at which the statement is shown, in (0.5, 1]
+    """The registered false alarm (check_level) and the confidence at which the statement is shown, in (0.5, 1]
     (1: never shown), or one ValueError naming the argument."""
-    _check_level("alpha", alpha)
-    if held_confidence is not None and (_not_a_number(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
+    check_level("alpha", alpha)
+    if held_confidence is not None and (not_a_number(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
         raise ValueError(f"held_confidence must be a confidence in (0.5, 1], got {held_confidence!r}")
 
 
@@ -237,7 +230,7 @@ def decide_interval(
     __tracebackhide__ = True
     _check_levels(alpha, held_confidence)
     for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
-        if _not_a_number(value):
+        if not_a_number(value):
             raise ValueError(f"{name} must be a number, got {value!r}")
     if lower > upper:
         raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
@@ -345,28 +338,35 @@ def decide_rate(
 
 
 def decide_test(
-    p_for: float, p_against: float, *, alpha: float, what: str, held_alpha: float | None = None
+    p_for: float,
+    p_against: float,
+    *,
+    alpha: float,
+    what: str,
+    held_alpha: float | None = None,
+    batch: int | None = None,
 ) -> dict[str, Any]:
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
     opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
     p-value that is not a number decides nothing (a t-test of fewer than two values, or of no spread, gives one);
-    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing), and so is a
-    call from a statement registered `decision = "anytime"` (ValueError: a p-value has no anytime-valid route)."""
+    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing).
+
+    A statement registered `decision = "anytime"` spends its levels over continuation rounds instead (a p-value read
+    again after more data loses its level): round k, this run's `batch` (the claims_batch fixture) plus 1, tests at
+    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent)."""
     __tracebackhide__ = True
-    _check_level("alpha", alpha)
+    check_level("alpha", alpha)
     if held_alpha is not None:
-        _check_level("held_alpha", held_alpha)
-    if registered_decision().get("method") == "anytime":
-        raise ValueError(
-            f"{what}: the statement's registered decision is 'anytime', and decide_test has no anytime-valid route "
-            '(a p-value read again after more data loses its level): register decision = "fixed", or decide a rate '
-            "with decide_rate"
-        )
+        check_level("held_alpha", held_alpha)
     for name, p in (("p_for", p_for), ("p_against", p_against)):
-        if not _not_a_number(p):
+        if not not_a_number(p):
             check_probability(name, p)
     shown_at = alpha if held_alpha is None else held_alpha
+    if registered_decision().get("method") == "anytime":
+        return decide_test_spent(p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch)
+    if batch is not None:
+        raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
     held = p_for < shown_at
     refuted = p_against < alpha and not held
     found = {

@@ -1,12 +1,14 @@
 """The continuation ledger of an anytime statement: its batches, kept in the result store and checked when read.
 
-An anytime-valid rate decision (pytest_claims.anytime_rate) may be looked at again after more trials: its e-process
-stays valid at every look along one chain of looks, each holding all the data of the one before. The ledger is
-that chain: one entry per batch, in the order drawn (its random stream's id, the run that drew it, its counts, the
-cumulative counts and the log e-values after it), with the statement's parameters it was started under. It is kept
-per (master seed, test) in a JSON file beside the store's entries, named by `ResultStore.key_of` (the store's key
-format is untouched), written atomically, and checked field by field when read: counts whole and non-negative,
-successes <= trials, the cumulative counts the running sums, the e-values those of the counts, stream ids unique.
+An anytime-valid decision (a rate's, pytest_claims.anytime_rate; two proportions' or a safe t-test's,
+pytest_claims.anytime_batches) may be looked at again after more data: its e-process stays valid at every look along
+one chain of looks, each holding all the data of the one before. The ledger is that chain: one entry per batch, in
+the order drawn (its random stream's id, the run that drew it, its own data, and what the chain derives after it:
+running totals, log e-values; pytest_claims.chain_kinds), with the statement's parameters it was started under. It
+is kept per (master seed, test) in a JSON file beside the store's entries, named by `ResultStore.key_of` (the
+store's key format is untouched), written atomically, and checked field by field when read: the data of the kind
+its parameters name (counts whole, successes <= trials), everything derived recomputed from the data, stream ids
+unique.
 A file that fails is a note and a fresh ledger, never a verdict; the failed file is moved aside (renamed, kept
 whole), never overwritten. Nothing is read or written without a store directory or under a mutant (its batch is
 decided alone), and nothing is written in a read-only store. Reading, deciding and writing hold the ledger's file
@@ -32,19 +34,17 @@ import pytest
 from filelock import FileLock, Timeout
 
 from pytest_claims import context
-from pytest_claims.anytime import BetaPrior, decide_log_evalues, rate_log_evalues_for
 from pytest_claims.atomic import atomic_write
+from pytest_claims.chain_kinds import ChainInvalid, decide_chain, derive_chain, kind_of
 from pytest_claims.store import ResultStore
 
 LEDGER_NAME = "claims-ledger"
 LEDGER_VERSION = 1
 MAX_LEDGER_BYTES = 4_000_000  # about 20 000 batches: a larger file is not one the plugin wrote
-LOG_E_FLOOR = -1e6  # log e-values below it are kept as it (JSON has no -inf; no decision reads below 0)
 LOCK_SECONDS = 60.0  # a ledger's read-decide-write takes milliseconds: a lock held longer is another run's fault
-PARAMETERS = ("what", "threshold", "at_least", "alpha", "held_alpha", "prior")
 
 
-class LedgerInvalid(ValueError):
+class LedgerInvalid(ChainInvalid):
     """A ledger file that is not one the plugin wrote (the message says what is wrong)."""
 
 
@@ -53,55 +53,26 @@ def stream_id(seed: int | None, test: str, batch: int) -> str:
     return f"seed={seed}|test={test}|batch={batch}"
 
 
-def floored(log_evalue: float) -> float:
-    return max(float(log_evalue), LOG_E_FLOOR)
-
-
-def ledger_path(store: ResultStore, seed: int | None, test: str) -> Path | None:
-    """Where the ledger of `test` under master seed `seed` lies; None without a store directory or under a mutant."""
-    if store.root is None or store.namespace:
+def ledger_path(store: ResultStore, seed: int | None, item: pytest.Item) -> Path | None:
+    """Where the ledger of the statement test `item` under master seed `seed` lies; None without a store directory,
+    under a mutant, or for a test that is no statement (a harness test of a decision: each call is decided alone,
+    and nothing it decides is continued)."""
+    if store.root is None or store.namespace or item.get_closest_marker("claim") is None:
         return None
-    digest = store.key_of(LEDGER_NAME, {"seed": seed, "test": test}, namespace="")
+    digest = store.key_of(LEDGER_NAME, {"seed": seed, "test": item.nodeid}, namespace="")
     return store.root / digest[:2] / f"{digest}.ledger.json"
 
 
-def _whole(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise LedgerInvalid(f"has {name} = {value!r}, not a whole number >= 0")
-    return value
-
-
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise LedgerInvalid(f"has {name} = {value!r}, not a number")
-    return float(value)
-
-
-def _check_statement(statement: Any) -> dict[str, Any]:
-    if not isinstance(statement, dict) or sorted(statement) != sorted(PARAMETERS):
-        raise LedgerInvalid(f"has statement parameters {statement!r}, not {list(PARAMETERS)}")
-    prior = statement["prior"]
-    try:
-        BetaPrior(**prior)
-        for name in ("threshold", "alpha", "held_alpha"):
-            _number(name, statement[name])
-    except (TypeError, ValueError) as error:
-        raise LedgerInvalid(f"has statement parameters that are not valid ({error})") from None
-    if not isinstance(statement["what"], str) or not isinstance(statement["at_least"], bool):
-        raise LedgerInvalid("has statement parameters of the wrong types (what: a string, at_least: a boolean)")
-    return statement
-
-
 def check_ledger(raw: Any) -> dict[str, Any]:
-    """`raw` if it is a ledger the plugin wrote (every field, count and e-value checked), else LedgerInvalid."""
+    """`raw` if it is a ledger the plugin wrote, else LedgerInvalid: its batches in order with unique stream ids, and
+    every number a batch records after its data (running totals, e-values) recomputed from the data (to 1e-9), so
+    the ledger's decision is its data's, whatever a hand-edited file says."""
     if not isinstance(raw, dict) or raw.get("version") != LEDGER_VERSION:
         raise LedgerInvalid(f"is not a version-{LEDGER_VERSION} ledger")
-    statement = _check_statement(raw.get("statement"))
     batches = raw.get("batches")
     if not isinstance(batches, list) or not batches:
         raise LedgerInvalid("has no batches")
     streams: set[str] = set()
-    total_s = total_n = 0
     for index, entry in enumerate(batches):
         if not isinstance(entry, dict) or entry.get("batch") != index:
             raise LedgerInvalid(f"has entry {index} out of order or malformed")
@@ -109,43 +80,34 @@ def check_ledger(raw: Any) -> dict[str, Any]:
         if not isinstance(stream, str) or not isinstance(run, str) or stream in streams:
             raise LedgerInvalid(f"has a missing, malformed or repeated stream id at batch {index} ({stream!r})")
         streams.add(stream)
-        successes, trials = _whole("successes", entry.get("successes")), _whole("trials", entry.get("trials"))
-        if successes > trials:
-            raise LedgerInvalid(f"has successes {successes} > trials {trials} at batch {index}")
-        total_s, total_n = total_s + successes, total_n + trials
-        if (entry.get("cum_successes"), entry.get("cum_trials")) != (total_s, total_n):
-            raise LedgerInvalid(f"has cumulative counts at batch {index} that are not the running sums")
-        _check_evalues(entry, statement, index)
+    try:
+        derived = derive_chain(raw.get("statement"), batches)
+    except ChainInvalid as error:
+        raise LedgerInvalid(str(error)) from None
+    for index, (entry, expected) in enumerate(zip(batches, derived)):
+        _check_derived(entry, expected, index)
     return raw
 
 
-def _check_evalues(entry: dict[str, Any], statement: dict[str, Any], index: int) -> None:
-    """The entry's log e-values must be those of its cumulative counts (to 1e-9): the ledger's decision is the
-    counts', whatever a hand-edited file says."""
-    expected = rate_log_evalues_for(
-        entry["cum_successes"],
-        entry["cum_trials"],
-        statement["threshold"],
-        at_least=statement["at_least"],
-        prior=BetaPrior(**statement["prior"]),
-    )
-    for name, value in zip(("log_e_for", "log_e_against"), expected):
-        stored = _number(name, entry.get(name))
-        if not math.isclose(stored, floored(value), rel_tol=1e-9, abs_tol=1e-9):
-            raise LedgerInvalid(f"has {name} = {stored!r} at batch {index}, not its counts' {floored(value)!r}")
+def _check_derived(entry: dict[str, Any], expected: dict[str, Any], index: int) -> None:
+    for name, value in expected.items():
+        stored = entry.get(name)
+        if isinstance(value, int):
+            if stored != value or isinstance(stored, bool):
+                raise LedgerInvalid(f"has {name} = {stored!r} at batch {index}, not the running sum {value}")
+        elif (
+            isinstance(stored, bool)
+            or not isinstance(stored, (int, float))
+            or not math.isclose(stored, value, rel_tol=1e-9, abs_tol=1e-9)
+        ):
+            raise LedgerInvalid(f"has {name} = {stored!r} at batch {index}, not its data's {value!r}")
 
 
 def decided_at_look(ledger: dict[str, Any] | None) -> int | None:
     """The look (1-based) of the ledger's first crossing, None while it is inconclusive (or there is no ledger)."""
     if ledger is None:
         return None
-    statement, batches = ledger["statement"], ledger["batches"]
-    return decide_log_evalues(
-        [b["log_e_for"] for b in batches],
-        [b["log_e_against"] for b in batches],
-        alpha=statement["alpha"],
-        held_alpha=statement["held_alpha"],
-    ).decided_at_look
+    return decide_chain(ledger["statement"], ledger["batches"]).decided_at_look
 
 
 def read_ledger(path: Path | None) -> tuple[dict[str, Any] | None, str]:
@@ -215,6 +177,67 @@ def write_ledger(store: ResultStore, path: Path | None, ledger: dict[str, Any]) 
     return ""
 
 
+def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) -> tuple[list[dict], str]:
+    """The ledger's batches with this run's (its `data`, added, or replayed when its stream is the last one already
+    there) and a note; a batch whose stream is in the ledger otherwise, a gap, a decided ledger continued, or
+    changed parameters is refused with one ValueError. The lock is held from reading the ledger to writing it."""
+    session, test = context.SESSION.get(), context.running_test()
+    seed = session.seed if session is not None else None
+    path = ledger_path(session.store, seed, test.item) if session is not None and test is not None else None
+    with ledger_locked(session.store if session is not None else None, path) as lock_problem:
+        ledger, note = read_ledger(path)
+        batches, added = _extended(ledger, path, data, batch, parameters, seed, test)
+        notes = [note, lock_problem]
+        if added and not lock_problem and path is not None:
+            moved, may_write = set_aside(path) if note else ("", True)
+            ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}
+            notes += [moved, write_ledger(session.store, path, ledger) if may_write else ""]
+    return batches, "; ".join(n for n in notes if n)
+
+
+def _extended(ledger, path, data: dict[str, Any], batch: Any, parameters: dict, seed, test):
+    """(the batches with this run's, whether it was added rather than replayed), or the ValueError that refuses it."""
+    if ledger is not None and ledger["statement"] != parameters:
+        raise ValueError(
+            f"{parameters['what']}: its ledger {path} was started under {ledger['statement']}, not {parameters}; "
+            "the threshold, levels and prior cannot change after the data (remove the file to start a new chain)"
+        )
+    batches = list(ledger["batches"]) if ledger is not None else []
+    expected = next_batch(ledger, test.continuing() if test is not None else False)
+    if batch is None and expected > 0:
+        raise ValueError(
+            f"{parameters['what']}: its ledger holds {len(batches)} batch(es): pass batch=claims_batch so that this "
+            "run draws from the stream the ledger expects (a batch is never drawn twice)"
+        )
+    batch = expected if batch is None else check_batch(batch)
+    stream = stream_id(seed, test.item.nodeid if test is not None else "", batch)
+    if batch < len(batches):
+        _check_replay(batches, batch, expected, stream, data)
+        return batches, False
+    if batch > len(batches) or decided_at_look(ledger) is not None:
+        why = "is decided: the first crossing is final" if batch == len(batches) else "would leave a gap"
+        raise ValueError(f"{parameters['what']}: batch {batch} refused: the ledger of {len(batches)} batch(es) {why}")
+    derived = kind_of(parameters).derive(batches[-1] if batches else None, data, parameters)
+    run = test.run_id() if test is not None else ""
+    return [*batches, {"batch": batch, "stream": stream, "run": run, **data, **derived}], True
+
+
+def _shown(data: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in data.items())
+
+
+def _check_replay(batches: list[dict], batch: int, expected: int, stream: str, data: dict[str, Any]) -> None:
+    """A batch already in the ledger is drawn again only as the replay of its last look (no --claims-continue, or
+    a decided ledger), and must reproduce its data; anything else would count a stream twice."""
+    kept = {name: batches[batch].get(name) for name in data}
+    if batch != expected or kept != data:
+        raise ValueError(
+            f"stream {stream} is already in the ledger (batch {batch}: {_shown(kept)}; this run: {_shown(data)}): "
+            f"a batch is never drawn twice; the ledger expects batch {expected} now (draw it with "
+            "keyed_rng(f'...|batch{claims_batch}') and pass batch=claims_batch)"
+        )
+
+
 def next_batch(ledger: dict[str, Any] | None, continuing: bool) -> int:
     """The batch a test draws now: 0 without a ledger; the next one when continuing an inconclusive ledger; else
     the last one again (a replay: the first crossing is final, and a plain rerun repeats the run)."""
@@ -241,5 +264,5 @@ def claims_batch(request: pytest.FixtureRequest) -> int:
     session = context.SESSION.get()
     if session is None:
         return 0
-    ledger, _ = read_ledger(ledger_path(session.store, session.seed, request.node.nodeid))
+    ledger, _ = read_ledger(ledger_path(session.store, session.seed, request.node))
     return next_batch(ledger, bool(request.config.getoption("claims_continue", False)))

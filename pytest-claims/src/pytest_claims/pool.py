@@ -1,23 +1,26 @@
 """Pooling an anytime statement's chains in a merge: one decision from the ledgers of several runs.
 
-An anytime statement (pytest_claims.anytime_rate) leaves its chain of looks in its evidence: the ledger, one entry
-per batch, each batch drawn from a stream keyed by the master seed. A merge meets such chains in two ways.
+An anytime statement (pytest_claims.anytime_rate, pytest_claims.anytime_batches) leaves its chain of looks in its
+evidence: the ledger, one entry per batch, each batch drawn from a stream keyed by the master seed. A merge meets
+such chains in two ways.
 
 - **Runs of one master seed** hold the same chain, perhaps at different lengths (a machine that continued it
-  further): every ledger must be a prefix of the longest, whose decision stands (`longest_chain`); anything else
-  (a stream with other counts, a gap) is left to the merge's "conflicting outcomes".
+  further): every ledger must be a prefix of the longest, whose decision stands (`longest_chain`); anything else (a
+  stream with other counts, a gap) is left to the merge's "conflicting outcomes".
 - **Runs under several master seeds** hold independent chains (their streams differ). `pool_seeds` joins them into
-  one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues
-  the chain of the seeds before it, as one more batch would, so each look is the mixture e-value of the counts
-  pooled so far, and the last one that of all the seeds' counts (by the chain rule, the first seeds' e-value times
-  the next seed's under their posterior: the prior's cost is paid once, not once per seed). The data of the seeds
-  are independent draws of the same code, so the joined chain is one chain of looks, and Ville's inequality keeps
-  the registered false alarms at its first crossing, however long each seed was continued. The first crossing is
-  final. A seed held and another refuted are not pooled: the replication set calls that claim broken. Merge every
-  seed that ran: leaving one out after seeing it is a choice after the data.
+  one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues the
+  chain of the seeds before it, as one more batch would (pytest_claims.chain_kinds.derive_chain: a product of batch
+  e-values goes on multiplying), so for a rate each look is the mixture e-value of the counts pooled so far, and the
+  last one that of all the seeds' counts (by the chain rule, the first seeds' e-value times the next seed's under
+  their posterior: the prior's cost is paid once, not once per seed). The data of the seeds are independent draws of
+  the same code, so the joined chain is one chain of looks, and Ville's inequality keeps the registered false alarms
+  at its first crossing, however long each seed was continued. The first crossing is final. A seed held and another
+  refuted are not pooled: the replication set calls that claim broken. Merge every seed that ran: leaving one out
+  after seeing it is a choice after the data.
 
-Every chain is data from elsewhere: it is read back through pytest_claims.ledger.check_ledger (counts, running sums,
-stream ids, and e-values recomputed from the counts), and a chain that fails is not pooled (the merge says why).
+Every chain is data from elsewhere: it is read back through pytest_claims.ledger.check_ledger (each batch's data,
+stream ids, and running totals and e-values recomputed from the data), and a chain that fails is not pooled (the
+merge says why).
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ import copy
 import math
 from typing import Any
 
-from pytest_claims.anytime import BetaPrior, decide_log_evalues, rate_log_evalues_for
-from pytest_claims.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger, floored
+from pytest_claims.anytime import decide_log_evalues
+from pytest_claims.chain_kinds import derive_chain, kind_of
+from pytest_claims.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 from pytest_claims.shown_numbers import significant
 
@@ -45,18 +49,23 @@ def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     what, decision = found[0]
     block = decision["anytime"]
     try:
-        statement = {
-            "what": what,
-            "threshold": decision["threshold"],
-            "at_least": str(decision["statement"]).startswith("rate >="),
-            "alpha": block["refute_alpha"],
-            "held_alpha": block["held_alpha"],
-            "prior": block["prior"],
-        }
+        statement = block["parameters"] if "parameters" in block else _rate_parameters(what, decision, block)
         ledger = {"version": LEDGER_VERSION, "statement": statement, "batches": block["ledger"]}
     except (KeyError, TypeError):
         raise LedgerInvalid(f"{what}: its anytime block lacks a field of the chain") from None
     return what, check_ledger(ledger)
+
+
+def _rate_parameters(what: str, decision: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
+    """A rate chain's statement parameters, from the decision record (decide_rate's block names none of its own)."""
+    return {
+        "what": what,
+        "threshold": decision["threshold"],
+        "at_least": str(decision["statement"]).startswith("rate >="),
+        "alpha": block["refute_alpha"],
+        "held_alpha": block["held_alpha"],
+        "prior": block["prior"],
+    }
 
 
 def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -101,39 +110,28 @@ def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     per_seed = {s: {"outcome": r.get("outcome")} for s, r in zip(seeds, records)}
     if chains is None:
         return {"seeds": per_seed, "outcome": None, "why": "a seed's record holds no single sound anytime chain"}
+    if not all(kind_of(chain["statement"]).evalues for chain in chains):
+        return {"seeds": per_seed, "outcome": None, "why": "alpha spent over rounds of p-values is not pooled"}
     for seed, chain in zip(seeds, chains):
         last = chain["batches"][-1]
-        per_seed[seed].update(
-            batches=len(chain["batches"]),
-            successes=last["cum_successes"],
-            trials=last["cum_trials"],
-            log_e_for=last["log_e_for"],
-            log_e_against=last["log_e_against"],
-        )
+        per_seed[seed].update(batches=len(chain["batches"]), **_totals(chain["statement"], last))
+        per_seed[seed].update(log_e_for=last["log_e_for"], log_e_against=last["log_e_against"])
     why = _not_poolable(seeds, records, chains)
     if why:
         return {"seeds": per_seed, "outcome": None, "why": why}
     statement = chains[0]["statement"]
-    prior = BetaPrior(**statement["prior"])
-    log_for, log_against, looks, before = [], [], [], (0, 0)
-    for seed, chain in zip(seeds, chains):
-        for entry in chain["batches"]:
-            pooled = (before[0] + entry["cum_successes"], before[1] + entry["cum_trials"])
-            e_for, e_against = rate_log_evalues_for(
-                *pooled, statement["threshold"], at_least=statement["at_least"], prior=prior
-            )
-            log_for.append(floored(e_for))
-            log_against.append(floored(e_against))
-            looks.append((seed, entry["batch"]))
-        before = pooled
+    joined = [entry for chain in chains for entry in chain["batches"]]
+    looks = [(seed, entry["batch"]) for seed, chain in zip(seeds, chains) for entry in chain["batches"]]
+    derived = derive_chain(statement, joined)  # each seed's batches continue the chain of the seeds before it
+    log_for, log_against = [d["log_e_for"] for d in derived], [d["log_e_against"] for d in derived]
     decided = decide_log_evalues(log_for, log_against, alpha=statement["alpha"], held_alpha=statement["held_alpha"])
     at = looks[decided.decided_at_look - 1] if decided.decided_at_look else None
     return {
         "what": statement["what"],
         "seeds": per_seed,
         "outcome": decided.decision,
-        "successes": before[0],
-        "trials": before[1],
+        "batches": len(joined),
+        **_totals(statement, derived[-1]),
         "log_e_for": decided.log_e_for,
         "log_e_against": decided.log_e_against,
         "max_log_e_for": decided.max_log_e_for,
@@ -142,6 +140,11 @@ def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "needs_against": -math.log(statement["alpha"]),
         "decided_at": {"seed": at[0], "batch": at[1]} if at else None,
     }
+
+
+def _totals(statement: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
+    """A chain's whole as a pooled record reports it: a rate's counts (successes, trials); nothing for a product."""
+    return {name.removeprefix("cum_"): last[name] for name in kind_of(statement).totals}
 
 
 def _not_poolable(seeds: list[str], records: list[dict[str, Any]], chains: list[dict[str, Any]]) -> str:
@@ -163,9 +166,10 @@ def pooled_reason(pooled: dict[str, Any]) -> str:
     seeds = ", ".join(pooled["seeds"])
     decided = pooled["decided_at"]
     where = f"crossed at seed {decided['seed']}, batch {decided['batch']}" if decided else "neither crossed"
+    counted = f"{pooled['successes']} of {pooled['trials']}" if "trials" in pooled else f"{pooled['batches']} batches"
     return (
-        f"{pooled['what']}: pooled over master seeds {seeds} ({pooled['successes']} of {pooled['trials']}; their "
-        "chains joined in seed order, anytime-valid): "
+        f"{pooled['what']}: pooled over master seeds {seeds} ({counted}; their chains joined in seed order, "
+        "anytime-valid): "
         f"ln E for the statement {significant(pooled['log_e_for'])} (needs {significant(pooled['needs_for'])}), "
         f"against it {significant(pooled['log_e_against'])} (needs {significant(pooled['needs_against'])}); {where}"
     )

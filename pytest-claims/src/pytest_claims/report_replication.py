@@ -68,10 +68,11 @@ def _chain_cell(chain: dict[str, Any] | None) -> str:
     if not chain:
         return "<td>-</td>"
     outcome = str(chain.get("outcome"))
+    counted = f"{esc(chain['successes'])} of {esc(chain['trials'])} in " if "trials" in chain else ""
     counts = (
-        f"<br><small>{esc(chain['successes'])} of {esc(chain['trials'])} in {esc(chain['batches'])} batch(es); "
+        f"<br><small>{counted}{esc(chain['batches'])} batch(es); "
         f"ln E {significant(chain['log_e_for'])} for, {significant(chain['log_e_against'])} against</small>"
-        if "trials" in chain
+        if "batches" in chain
         else ""
     )
     return f"<td>{badge(outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}{counts}</td>"
