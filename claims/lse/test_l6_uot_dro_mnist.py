@@ -208,14 +208,21 @@ def test_stress_stepsize_contrast(pytestconfig, options, evidence):
     finding.decide()
 
 
-def _baseline_overflows(pytestconfig, options, evidence, tier: str, decide_with) -> None:
+def _baseline_overflows(pytestconfig, options, evidence, tier: str, decide_with, batch: int | None = None) -> None:
+    """An overflow contrast: once, from the tier's run (gpu); or (full, registered anytime) batch by batch, batch b
+    being the contrast's two settings on the tier's next seeds (b * 4 to b * 4 + 3), trained through the store as
+    the tier's own programs are, so that --claims-continue adds fresh seeds to the statement's ledger."""
     needs = (
         (("baseline", 1e-3), PROPOSED) if decide_with is decisions.baseline_at_1e_3 else (("baseline", 1e-4), BASELINE)
     )
     if tier == "gpu":
         _needs_paper_scale(pytestconfig, tier)
-    run = _run(pytestconfig, options, tier, needs=needs)
-    finding = decide_with(run, registered_false_alarm())
+    if batch is None:
+        run = _run(pytestconfig, options, tier, needs=needs)
+    else:
+        per_batch = fx.size_of(pytestconfig, tier).seeds
+        run = fx.seeds_run(pytestconfig, options, tier, needs, range(batch * per_batch, (batch + 1) * per_batch))
+    finding = decide_with(run, registered_false_alarm(), batch)
     _show(
         pytestconfig,
         evidence,
@@ -234,8 +241,8 @@ def test_baseline_overflows_at_1e_3(pytestconfig, options, evidence):
 
 @pytest.mark.claim(L6, statement="baseline-overflows-at-1e-3-cpu-horizon")
 @pytest.mark.full
-def test_baseline_overflows_at_1e_3_cpu_horizon(pytestconfig, options, evidence):
-    _baseline_overflows(pytestconfig, options, evidence, "full", decisions.baseline_at_1e_3)
+def test_baseline_overflows_at_1e_3_cpu_horizon(pytestconfig, options, evidence, claims_batch):
+    _baseline_overflows(pytestconfig, options, evidence, "full", decisions.baseline_at_1e_3, claims_batch)
 
 
 @pytest.mark.claim(L6, statement="baseline-requires-1e-5")
@@ -246,8 +253,8 @@ def test_baseline_requires_1e_5(pytestconfig, options, evidence):
 
 @pytest.mark.claim(L6, statement="baseline-requires-1e-5-cpu-horizon")
 @pytest.mark.full
-def test_baseline_requires_1e_5_cpu_horizon(pytestconfig, options, evidence):
-    _baseline_overflows(pytestconfig, options, evidence, "full", decisions.baseline_at_1e_4)
+def test_baseline_requires_1e_5_cpu_horizon(pytestconfig, options, evidence, claims_batch):
+    _baseline_overflows(pytestconfig, options, evidence, "full", decisions.baseline_at_1e_4, claims_batch)
 
 
 # ---------------------------------------------------------------------------------------------

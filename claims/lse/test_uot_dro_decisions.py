@@ -129,6 +129,40 @@ def test_overflows_at_1e_3():
 
 
 @pytest.mark.smoke
+def test_the_cpu_horizon_contrasts_decide_batch_by_batch():
+    """baseline-overflows-at-1e-3-cpu-horizon and baseline-requires-1e-5-cpu-horizon, registered anytime: a batch of
+    4 seeds a setting decides by its two-proportions e-value. At 1e-5 no batch decides alone (4/4 against 0/4 is
+    e^4.07); at 0.05 the same batch holds (e^4.07 >= 20), the mirror one is refuted, 2/4 against 1/4 is undecided;
+    and the decision's name holds no counts, which differ from batch to batch while a ledger's parameters cannot."""
+
+    def decide(k_more: int, k_fewer: int, level: float, contrast=decisions.baseline_at_1e_3) -> str:
+        more, fewer = (
+            (("baseline", 1e-3), PROPOSED)
+            if contrast is decisions.baseline_at_1e_3
+            else (
+                ("baseline", 1e-4),
+                BASELINE,
+            )
+        )
+        overflow = {more: [500] * k_more + [-1] * (4 - k_more), fewer: [700] * k_fewer + [-1] * (4 - k_fewer)}
+        return outcome(contrast(constructed(overflow, seeds=4), level, 0))
+
+    for contrast in (decisions.baseline_at_1e_3, decisions.baseline_at_1e_4):
+        assert decide(4, 0, 1e-5, contrast) == "undecided"
+        assert (decide(4, 0, 0.05, contrast), decide(0, 4, 0.05, contrast), decide(2, 1, 0.05, contrast)) == (
+            "held",
+            "refuted",
+            "undecided",
+        )
+    run = constructed({("baseline", 1e-3): [500, -1, -1, -1]}, seeds=4)
+    with pytest.raises(StatementInconclusive, match="batch by batch") as ended:
+        decisions.baseline_at_1e_3(run, 1e-5, 0).decide()
+    assert "1/4" not in str(ended.value).split(":")[0]  # the name; the counts are the ledger's
+    with pytest.raises(StatementInconclusive, match=r"baseline 1e-3 \(1/4\) above proposed 1e-4 \(0/4\)"):
+        decisions.baseline_at_1e_3(run, 1e-5).decide()  # read once (the gpu tier): Fisher's, named with its counts
+
+
+@pytest.mark.smoke
 def test_accuracy_falls_late():
     """erm-accuracy-falls-late: ERM falling 5 points on every seed while the DRO methods hold their accuracy
     holds; ERM holding while the DRO methods fall 5 points is refuted (the paired opposite test rejects); drops

@@ -17,7 +17,14 @@ from scipy import stats
 from claims.findings import Finding
 from fixtures import uot_dro as fx
 from kernels.stats import mean_lower_bound, sign_test_greater
-from pytest_claims import decide_test, rate_lower_bound, rate_upper_bound, statement_holds, statement_none
+from pytest_claims import (
+    decide_test,
+    decide_two_proportions,
+    rate_lower_bound,
+    rate_upper_bound,
+    statement_holds,
+    statement_none,
+)
 
 PROPOSED, BASELINE, ERM = ("proposed", 1e-4), ("baseline", 1e-5), ("erm", 1e-3)
 PAPER_DRO = (PROPOSED, BASELINE)  # the released param_grid's DRO settings
@@ -49,9 +56,15 @@ def overflow_counts(run: dict, method: str, lr: float) -> dict[str, int]:
     return {"k": int((steps > 0).sum()), "n": int(len(steps))}
 
 
-def rate_exceeds(more: dict, fewer: dict, what: str, level: float) -> Callable[[], Any]:
+def rate_exceeds(more: dict, fewer: dict, what: str, level: float, batch: int | None = None) -> Callable[[], Any]:
     """'The overflow probability of `more` exceeds that of `fewer`', by two one-sided Fisher exact tests at `level`
-    (which seed overflows, and when, is a draw: only the rates are the statement's)."""
+    (which seed overflows, and when, is a draw: only the rates are the statement's); with a `batch` (the
+    claims_batch of a statement registered anytime), by the product of each batch's two-proportions e-value along
+    the statement's ledger instead (pytest_claims.decide_two_proportions), which may be continued."""
+    if batch is not None:
+        return lambda: decide_two_proportions(
+            more["k"], more["n"], fewer["k"], fewer["n"], alpha=level, what=what, batch=batch
+        )
     table = [[more["k"], more["n"] - more["k"]], [fewer["k"], fewer["n"] - fewer["k"]]]
     p_for = float(stats.fisher_exact(table, alternative="greater").pvalue)
     p_against = float(stats.fisher_exact(table, alternative="less").pvalue)
@@ -184,13 +197,21 @@ def seeds_needed(more: dict, fewer: dict, level: float) -> dict:
     return {"at_rates_seen": [round(r, 4) for r in rates], "seeds_per_setting_for_90%": seeds_to_decide(*rates, level)}
 
 
-def baseline_at_1e_3(run: dict, level: float) -> Finding:
-    """The baseline at 1e-3 overflows more often than the proposed method at 1e-4 (rates; steps reported)."""
+def _contrast(run: dict, more: str, fewer: str, counts: tuple[str, str], batch: int | None) -> str:
+    """The decision's name: with the counts for a single look; constant along a continued chain (its ledger's
+    parameters cannot change), where each batch's counts are in the ledger."""
+    if batch is None:
+        return f"overflow rate within {run['steps']} steps: {more} ({counts[0]}) above {fewer} ({counts[1]})"
+    return f"overflow rate within {run['steps']} steps: {more} above {fewer}, batch by batch"
+
+
+def baseline_at_1e_3(run: dict, level: float, batch: int | None = None) -> Finding:
+    """The baseline at 1e-3 overflows more often than the proposed method at 1e-4 (rates; steps reported); with a
+    `batch`, anytime-valid over the statement's batches (rate_exceeds)."""
     found = baseline_overflow_evidence(run, 1e-3)
     proposed = overflow_counts(run, *PROPOSED)
-    what = (
-        f"overflow rate within {run['steps']} steps: baseline 1e-3 ({found['overflowed']}) above proposed 1e-4 "
-        f"({proposed['k']}/{proposed['n']})"
+    what = _contrast(
+        run, "baseline 1e-3", "proposed 1e-4", (found["overflowed"], f"{proposed['k']}/{proposed['n']}"), batch
     )
     return Finding(
         headline={
@@ -205,19 +226,17 @@ def baseline_at_1e_3(run: dict, level: float) -> Finding:
             "seeds_a_decision_needs": seeds_needed(found, proposed, level),
             "logbook": LOGBOOK,
         },
-        decide=rate_exceeds(found, proposed, what, level),
+        decide=rate_exceeds(found, proposed, what, level, batch),
     )
 
 
-def baseline_at_1e_4(run: dict, level: float) -> Finding:
+def baseline_at_1e_4(run: dict, level: float, batch: int | None = None) -> Finding:
     """ "The baseline requires 1e-5", as rates: at 1e-4 it overflows more often than at 1e-5 (so the smaller
-    stepsize is what keeps it finite), every seed's overflow step reported."""
+    stepsize is what keeps it finite), every seed's overflow step reported; with a `batch`, anytime-valid over the
+    statement's batches (rate_exceeds)."""
     found, at_1e5 = baseline_overflow_evidence(run, 1e-4), baseline_overflow_evidence(run, 1e-5)
     assert found["seeds"] == at_1e5["seeds"], "the two stepsizes ran on different seeds"
-    what = (
-        f"overflow rate within {run['steps']} steps: baseline 1e-4 ({found['overflowed']}) above baseline 1e-5 "
-        f"({at_1e5['overflowed']})"
-    )
+    what = _contrast(run, "baseline 1e-4", "baseline 1e-5", (found["overflowed"], at_1e5["overflowed"]), batch)
     return Finding(
         headline={
             "baseline_1e4_overflowed": found["overflowed"],
@@ -236,7 +255,7 @@ def baseline_at_1e_4(run: dict, level: float) -> Finding:
             "seeds_a_decision_needs": seeds_needed(found, at_1e5, level),
             "logbook": LOGBOOK,
         },
-        decide=rate_exceeds(found, at_1e5, what, level),
+        decide=rate_exceeds(found, at_1e5, what, level, batch),
     )
 
 
