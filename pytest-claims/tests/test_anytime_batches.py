@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chains import INI, toy_registry
 from pytest_claims import decide_safe_t, decide_two_proportions
 from pytest_claims.anytime import two_proportions_log_evalue
 from pytest_claims.anytime_t import safe_t_log_evalue
@@ -223,39 +224,6 @@ def test_seeds_chains_pool_into_the_product_of_all_their_batches():
 # ------------------------------------------------------------------------------------------------
 # End to end: a toy two-proportions statement continued, pooled and refused a duplicated stream
 
-INI = """
-[pytest]
-claims_registry = registry.toml
-claims_tiers = smoke full
-claims_report_dir = out
-claims_store_dir = store
-"""
-
-REGISTRY = """
-[paper.drugs]
-title = "A trial paper"
-source = "nowhere"
-
-[[claim]]
-id = "drug/better"
-key = "D1"
-paper = "drugs"
-where = "Table 1"
-text = "the drug cures more often than the placebo"
-provenance = ""
-expected = "verified"
-tests = "test_drug.py"
-
-[[claim.statement]]
-name = "cures"
-text = "cure rate on the drug > cure rate on the placebo"
-expected = "holds"
-false_alarm = 1e-4
-false_alarm_basis = "Ville's inequality on the product of the batches' conditional e-values"
-mutants_waived = "a toy"
-{decision}
-"""
-
 TEST = """
 import pytest
 from pytest_claims import decide_two_proportions, registered_false_alarm
@@ -273,7 +241,7 @@ def test_cures(claims_batch):
 
 def make_trial(pytester, *, decision='decision = "anytime"', batch="claims_batch"):
     pytester.makefile(".ini", pytest=INI)
-    pytester.makefile(".toml", registry=REGISTRY.format(decision=decision))
+    pytester.makefile(".toml", registry=toy_registry("drug/better", "cures", "test_drug.py", decision))
     pytester.makepyfile(test_drug=TEST.format(batch=batch))
 
 

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from chains import ledger_batches
+from chains import INI, ledger_batches, toy_registry
 from filelock import FileLock
 from pytest_claims import ledger as ledger_module
 from pytest_claims.anytime import (
@@ -201,39 +201,6 @@ def test_next_batch_replays_unless_continuing_an_undecided_ledger():
 # ------------------------------------------------------------------------------------------------
 # End to end: a toy project whose statement is continued
 
-INI = """
-[pytest]
-claims_registry = registry.toml
-claims_tiers = smoke full
-claims_report_dir = out
-claims_store_dir = store
-"""
-
-COIN_REGISTRY = """
-[paper.coin]
-title = "A coin paper"
-source = "nowhere"
-
-[[claim]]
-id = "coin/biased"
-key = "C1"
-paper = "coin"
-where = "Eq. 1"
-text = "the coin shows heads at least 60% of the time"
-provenance = ""
-expected = "verified"
-tests = "test_coin.py"
-
-[[claim.statement]]
-name = "rate"
-text = "heads rate >= 0.6"
-expected = "holds"
-false_alarm = 1e-4
-false_alarm_basis = "Ville's inequality, anytime-valid"
-mutants_waived = "a toy"
-{decision}
-"""
-
 COIN_TEST = """
 import pytest
 from pytest_claims import decide_rate, registered_false_alarm
@@ -251,7 +218,7 @@ def test_rate(claims_batch):
 
 def make_coin(pytester, *, decision='decision = "anytime"', trials=200, rate=0.68, batch="claims_batch", extra=""):
     pytester.makefile(".ini", pytest=INI)
-    pytester.makefile(".toml", registry=COIN_REGISTRY.format(decision=decision))
+    pytester.makefile(".toml", registry=toy_registry("coin/biased", "rate", "test_coin.py", decision))
     extra = extra or (", batch=claims_batch" if batch == "claims_batch" else f", batch={batch}")
     pytester.makepyfile(test_coin=COIN_TEST.format(trials=trials, rate=rate, batch=batch, extra=extra))
 
