@@ -23,6 +23,14 @@ for statement in l6["statements"]:
         f"{t['refute_alpha']:g})"
         for t in tests
     )
+    chain = statement["evidence"].get("chain")
+    if isinstance(chain, dict):  # a continued statement: its registered chain, look by look
+        print(
+            f"  {statement['statement']}: {statement['outcome']} ({chain['end']}; seeds {chain['seeds']}, cap seed "
+            f"{chain['cap_last_seed']}; ln E for {chain['ln_e_for']} (needs {chain['ln_e_for_needed']}), against "
+            f"{chain['ln_e_against']} (needs {chain['ln_e_against_needed']}))"
+        )
+        continue
     reason = "" if statement["outcome"] not in ("skipped", "inconclusive") else f": {statement['reason'][:160]}"
     print(f"  {statement['statement']}: {statement['outcome']}{reason}" + (f" ({levels})" if levels else ""))
     assert statement["outcome"] in ("held", "refuted", "skipped", "inconclusive"), statement

@@ -440,3 +440,44 @@ def test_erm_accuracy_falls_late(pytestconfig, options, evidence):
         figures.accuracy_figure(run, "gpu", [PROPOSED, BASELINE, ERM]),
     )
     finding.decide()
+
+
+# ---------------------------------------------------------------------------------------------
+# The continued statements (registered 2026-12-05, before their units): decided from their chains over the units
+# committed in evidence/l6-continuation (fixtures.l6_continuation), read and never computed, beside --l6-evidence
+
+
+def _continued(pytestconfig, evidence, statement: str) -> None:
+    folder = pytestconfig.stash.get(fx.EVIDENCE_KEY, None)
+    if folder is None:
+        pytest.skip(
+            "decided only from the committed continuation units (evidence/l6-continuation), read by the run that "
+            "decides L6 at the paper's scale: --l6-evidence=evidence/l6-paper"
+        )
+    from fixtures import l6_continuation
+
+    store = folder.parent / "l6-continuation" / "store"
+    chain = l6_continuation.chains(store)[statement]
+    finding = decisions.continued(chain)
+    finding.show(evidence)
+    evidence.record(units_read=len(l6_continuation.present(store)), units_computed=0)
+    evidence.figure(f"{statement}: its chain by look", figures.chain_figure(chain))
+    finding.decide()
+
+
+@pytest.mark.claim(L6, statement="proposed-lower-objective-continued")
+@pytest.mark.gpu
+def test_proposed_lower_objective_continued(pytestconfig, evidence):
+    _continued(pytestconfig, evidence, "proposed-lower-objective-continued")
+
+
+@pytest.mark.claim(L6, statement="baseline-requires-1e-5-continued")
+@pytest.mark.gpu
+def test_baseline_requires_1e_5_continued(pytestconfig, evidence):
+    _continued(pytestconfig, evidence, "baseline-requires-1e-5-continued")
+
+
+@pytest.mark.claim(L6, statement="erm-accuracy-falls-at-20-epochs")
+@pytest.mark.gpu
+def test_erm_accuracy_falls_at_20_epochs(pytestconfig, evidence):
+    _continued(pytestconfig, evidence, "erm-accuracy-falls-at-20-epochs")

@@ -23,6 +23,7 @@ from pytest_claims import (
     rate_lower_bound,
     rate_upper_bound,
     statement_holds,
+    statement_inconclusive,
     statement_none,
 )
 
@@ -425,3 +426,30 @@ def accuracy_fall(run: dict, seeds: int, level: float) -> Finding:
         record=found,
         decide=decide,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The continued statements (registered 2026-12-05): decided from their chains over the continuation's units
+
+
+def continued(chain) -> Finding:
+    """A continued statement's finding from its registered chain (fixtures.l6_chains.Chain): held at the first
+    crossing for, refuted at the first crossing against, inconclusive while it runs or at its cap."""
+    from fixtures import l6_chains
+
+    seeds = chain.seeds
+    headline = {
+        "looks": len(chain.looks),
+        "seeds": f"{seeds[0]}-{seeds[-1]}" if seeds else "none yet",
+        "ln_E_for": round(chain.log_e_for[-1], 3) if chain.looks else 0.0,
+        "ln_E_against": round(chain.log_e_against[-1], 3) if chain.looks else 0.0,
+        "end": chain.end,
+    }
+
+    def decide() -> None:
+        if chain.end == l6_chains.HELD:
+            return
+        statement_holds(chain.end != l6_chains.REFUTED, f"refuted by its registered chain: {chain.shown()}")
+        statement_inconclusive(f"its registered chain has not crossed: {chain.shown()}")
+
+    return Finding(headline=headline, record={"chain": chain.record()}, decide=decide)

@@ -89,3 +89,23 @@ def accuracy_figure(run: dict, tier: str, settings):
     axes[0].legend(fontsize=6)
     fig.tight_layout()
     return fig
+
+
+def chain_figure(chain):
+    """A continued statement's chain (fixtures.l6_chains.Chain): ln E for and against after each look, against the
+    registered thresholds (a crossing decides)."""
+    plt = _plt()
+    hold, refute = chain.needs
+    fig, ax = plt.subplots(figsize=(6.0, 3.0))
+    looks = np.arange(1, len(chain.looks) + 1)
+    if len(looks):
+        ax.plot(looks, chain.log_e_for, marker="o", color="tab:blue", label="ln E for")
+        ax.plot(looks, chain.log_e_against, marker="x", color="tab:red", label="ln E against")
+    ax.axhline(hold, color="tab:blue", linestyle="--", linewidth=0.8, label=f"holds at {hold:.2f}")
+    ax.axhline(refute, color="tab:red", linestyle=":", linewidth=0.8, label=f"refuted at {refute:.2f}")
+    ax.set_xlabel("look (seeds from 10, in order)")
+    ax.set_ylabel("ln e-value")
+    ax.set_title(f"{chain.statement}: {chain.end}", fontsize=8)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
