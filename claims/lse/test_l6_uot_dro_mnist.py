@@ -28,7 +28,7 @@ from claims.tiers import tiers
 from fixtures import uot_dro as fx
 from fixtures.options import OPTIONS_KEY
 from kernels import safe_kl, uot_dro
-from pytest_claims import registered_false_alarm, statement_ge, statement_holds, statement_le
+from pytest_claims import current_store, registered_false_alarm, statement_ge, statement_holds, statement_le
 
 L6 = fx.L6
 GPU_TIER_DEVICE_OPTION = "--l6-device"  # the gpu tier runs on CPU when it says so (fixtures/options.py)
@@ -462,7 +462,29 @@ def _continued(pytestconfig, evidence, statement: str) -> None:
     finding.show(evidence)
     evidence.record(units_read=len(l6_continuation.present(store)), units_computed=0)
     evidence.figure(f"{statement}: its chain by look", figures.chain_figure(chain))
+    if statement == "erm-accuracy-falls-at-20-epochs":
+        evidence.figure("ERM's clean test accuracy at 2 and 20 epochs", _erm_horizons(folder, store))
     finding.decide()
+
+
+def _erm_horizons(folder, store):
+    """ERM's accuracy curves: the continuation's 1e6-step units beside the first 50's 1e5-step ones (read, never
+    computed)."""
+    from fixtures import l6_continuation, l6_evidence
+
+    def curve(value):
+        return np.asarray(value["curve_steps"], float), np.asarray(value["test_accuracy"][0], float)
+
+    long = {u.seed: curve(v) for u, v in l6_continuation.values(store).items() if u.method == "erm"}
+    short = {}
+    for unit in l6_evidence.units():
+        if unit.method == "erm":
+            runs = [uot_dro.Run(unit.method, unit.lr, unit.seed)]
+            name, key = fx.program_key("gpu", l6_evidence.paper_size(), runs, l6_evidence.MASTER_SEED, "cpu")
+            value, _ = current_store().lookup(name, key, code=fx.PROGRAM_CODE, root=folder / "store")
+            if value is not None:
+                short[unit.seed] = curve(value)
+    return figures.erm_horizons_figure(long, short)
 
 
 @pytest.mark.claim(L6, statement="proposed-lower-objective-continued")

@@ -109,3 +109,30 @@ def chain_figure(chain):
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def erm_horizons_figure(long_curves: dict[int, tuple], short_curves: dict[int, tuple]):
+    """ERM's clean test accuracy by step: the text's 20 epochs (1e6 steps, the continuation's units, one line a
+    seed) beside the released 2 epochs (1e5 steps, seeds 0-9 of the first 50 units). Curves: seed -> (steps, acc)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    for i, (seed, (steps, acc)) in enumerate(sorted(short_curves.items())):
+        ax.plot(
+            steps, acc, color="tab:gray", linewidth=0.8, alpha=0.6, label="1e5 steps, seeds 0-9" if i == 0 else None
+        )
+    for i, (seed, (steps, acc)) in enumerate(sorted(long_curves.items())):
+        ax.plot(
+            steps,
+            acc,
+            color="tab:purple",
+            marker=".",
+            linewidth=1.0,
+            label="1e6 steps, seeds from 10" if i == 0 else None,
+        )
+    ax.set_xscale("symlog", linthresh=1e4)
+    ax.set_xlabel("step")
+    ax.set_ylabel("clean test accuracy")
+    ax.set_title("ERM at the released and the text's horizon", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
