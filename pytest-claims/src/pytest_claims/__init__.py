@@ -9,6 +9,7 @@ docs/reference/api.md, lists it).
 """
 
 from pytest_claims.anytime_batches import decide_safe_t, decide_two_proportions
+from pytest_claims.anytime_means import decide_mean, decide_mean_difference, decide_signs
 from pytest_claims.assertions import (
     statement_allclose,
     statement_ge,
@@ -39,8 +40,11 @@ __all__ = [
     "current_evidence",
     "current_store",
     "decide_interval",
+    "decide_mean",
+    "decide_mean_difference",
     "decide_rate",
     "decide_safe_t",
+    "decide_signs",
     "decide_test",
     "decide_two_proportions",
     "declared_tier",

@@ -47,10 +47,19 @@ def _check_registered(what: str, function: str) -> None:
 
 
 def decide_batch_product(
-    kind: str, data: dict[str, Any], parameters: dict[str, Any], *, statement: str, batch: Any, function: str
+    kind: str,
+    data: dict[str, Any],
+    parameters: dict[str, Any],
+    *,
+    statement: str,
+    batch: Any,
+    function: str,
+    assumption: str,
+    basis: str = "the product of its batches' e-values",
 ) -> dict[str, Any]:
     """Add this run's batch (`data`) to the statement's ledger, decide the chain at its first crossing, record the
-    decision under parameters["what"] and end the test as decide_rate does."""
+    decision under parameters["what"] (with the e-process's `basis` and the `assumption` its validity rests on) and
+    end the test as decide_rate does."""
     __tracebackhide__ = True
     what = parameters["what"]
     _check_registered(what, function)
@@ -72,6 +81,8 @@ def decide_batch_product(
             "max_log_e_for": floored(decided.max_log_e_for),
             "max_log_e_against": floored(decided.max_log_e_against),
             "decided_at_look": decided.decided_at_look,
+            "basis": basis,
+            "assumption": assumption,
             "ledger": batches,
             **({"note": note} if note else {}),
         },
@@ -89,7 +100,7 @@ def _end(found: dict[str, Any], what: str) -> None:
         context.refute(
             f"{what}: the e-value against '{found['statement']}' reached e^{significant(block['max_log_e_against'])} "
             f">= 1/{significant(found['refute_alpha'])} at look {block['decided_at_look']} of {looks} "
-            "(anytime-valid: the product of its batches' e-values)"
+            f"(anytime-valid: {block['basis']}; assuming {block['assumption']})"
         )
     if found["decision"] == INCONCLUSIVE:
         raise StatementInconclusive(
@@ -144,6 +155,7 @@ def decide_two_proportions(
         statement="p_A > p_B",
         batch=batch,
         function="decide_two_proportions",
+        assumption="independent trials, each arm's at one rate within a batch (any rates)",
     )
 
 
@@ -157,6 +169,7 @@ def decide_safe_t(
     n2: int | None = None,
     held_alpha: float | None = None,
     batch: int | None = None,
+    assume: str | None = None,
 ) -> dict[str, Any]:
     """Decide 'mean > 0' (one sample of n; t its t statistic) or 'mean_A > mean_B' (n and n2, t the pooled two-sample
     statistic) by the safe t-test, anytime-valid: the product over the statement's batches (this run's, and its
@@ -164,8 +177,18 @@ def decide_safe_t(
     f_nct(t; nu, sqrt(n_eff) delta) / f_t(t; nu) (pytest_claims.anytime_t), for the effect `delta` in standard
     deviations fixed before the data; held when it reaches 1 / held_alpha (default alpha), refuted when the product
     at -t (the effect -delta) reaches 1 / alpha. Each batch's t is of its own data alone.
-    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+
+    Valid only for normal data (the t statistic's law under the null is the central t only then): on skewed data
+    with mean exactly 0 a batch's e-value has a null mean far above 1 (measured 1.3-25, and the product's false
+    alarm up to ~1000 x alpha: docs/explanation/anytime.md). So the caller must state the assumption,
+    `assume="normal"`, or it is refused; for data of unknown law use decide_mean (bounded data, by betting) or
+    decide_signs (pairs). A statement registered decision = "fixed" is refused."""
     __tracebackhide__ = True
+    if assume != "normal":
+        raise ValueError(
+            f'{what}: decide_safe_t is valid only for normal data: pass assume="normal" to state it, or decide '
+            "the mean of bounded data by betting (decide_mean, decide_mean_difference) or pairs by signs (decide_signs)"
+        )
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
     if not_a_number(t) or not math.isfinite(float(t)):
@@ -183,6 +206,7 @@ def decide_safe_t(
         statement="mean > 0" if n2 is None else "mean_A > mean_B",
         batch=batch,
         function="decide_safe_t",
+        assumption='normal data (assume="normal", stated by the caller)',
     )
 
 
