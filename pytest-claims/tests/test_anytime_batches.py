@@ -380,7 +380,7 @@ from pytest_claims.seeding import keyed_rng
 @pytest.mark.claim("drug/better", statement="cures")
 def test_cures(claims_batch):
     p_for = [0.4, 3e-5, 1e-6][claims_batch]  # round 2 tests at 0.152 alpha = 1.5e-5: 3e-5 is not enough
-    decide_test(p_for, 0.9, alpha=registered_false_alarm(), what="cures", batch=claims_batch)
+    decide_test(p_for, 0.9, alpha=registered_false_alarm(), what="cures", batch=claims_batch, round_data="batch")
 """
 
 
@@ -392,3 +392,15 @@ def test_a_p_value_statement_continued_spends_alpha_round_by_round(pytester):
     block = outcomes[-1]["evidence"]["cures"]["anytime"]
     assert [b["round"] for b in block["ledger"]] == [1, 2, 3] and block["decided_at_look"] == 3
     assert "in round 2" in outcomes[1]["reason"] and "continue it with --claims-continue" in outcomes[1]["reason"]
+
+
+@pytest.mark.parametrize("declared", ["", ', round_data="cumulative"'])
+def test_spent_alpha_on_cumulative_or_undeclared_round_data_is_refused_in_one_line(pytester, declared):
+    """Spending alpha over rounds is valid only when each round tests its own new batch: p-values of cumulative data
+    whose batch sizes follow the data exceed alpha (benchmarks/anytime_means_type_one.py), so a call that does not
+    declare round_data="batch" is refused."""
+    make_trial(pytester)
+    pytester.makepyfile(test_drug=SPENT_TEST.replace(', round_data="batch"', declared))
+    record = run_trial(pytester, "--claims-continue")
+    assert record["outcome"] == "error" and "valid only when each round tests its own new batch" in record["reason"]
+    assert "\n" not in record["reason"].strip()

@@ -15,9 +15,13 @@ rate's).
 `decide_test_spent` is decide_test under a registered `decision = "anytime"`, for tests with no e-process (trend,
 sign and Kolmogorov-Smirnov tests, any p-value): round k of the statement's continuation (its ledger's batch k - 1)
 tests at the alpha spent on it, anytime.round_alpha = 6 alpha / (pi^2 k^2), held when its p_for is below the held
-level's share, refuted when its p_against is below alpha's. The shares sum to alpha over all rounds, so by the union
-bound the false alarm stays at most alpha under any rule for continuing, whether a round tests its own batch or all
-the data so far. It costs: round 1 tests at 0.61 alpha, round 2 at 0.15 alpha.
+level's share, refuted when its p_against is below alpha's. The shares sum to alpha over all rounds, and by the union
+bound the false alarm stays at most alpha under any rule for continuing *provided each round's p-value is valid at
+its level given the rounds before*: true when a round tests its own new batch alone (a fresh stream, whatever size
+the earlier data chose), false for the cumulative data when the batch sizes follow the data (the audit of issue 47
+measured 1.13-3 x alpha; benchmarks/anytime_means_type_one.py). So only the first is allowed: the caller declares
+round_data="batch", and anything else is refused in one line. It costs: round 1 tests at 0.61 alpha, round 2 at
+0.15 alpha.
 """
 
 from __future__ import annotations
@@ -215,7 +219,7 @@ def _p_shown(p: float | None) -> str:
 
 
 def decide_test_spent(
-    p_for: float, p_against: float, *, alpha: float, held_alpha: float, what: str, batch: Any
+    p_for: float, p_against: float, *, alpha: float, held_alpha: float, what: str, batch: Any, round_data: Any = None
 ) -> dict[str, Any]:
     """decide_test's route for a statement registered anytime: this round's p-values added to the ledger (round k =
     batch k - 1), decided at the first round whose p_for is below round_alpha(held_alpha, k) (held) or whose
@@ -225,6 +229,12 @@ def decide_test_spent(
     registered = context.registered_decision()
     if "prior" in registered or "plan" in registered:
         raise ValueError(f"{what}: a registered prior or plan is a rate's (decide_rate); decide_test takes none")
+    if round_data != "batch":
+        raise ValueError(
+            f"{what}: alpha spent over rounds is valid only when each round tests its own new batch: pass "
+            f'round_data="batch" with p-values of this batch alone (got round_data={round_data!r}; p-values of the '
+            "cumulative data, with batch sizes that follow the data, reach up to 3 x alpha)"
+        )
     data = {name: None if not_a_number(p) else float(p) for name, p in (("p_for", p_for), ("p_against", p_against))}
     parameters = {"what": what, "alpha": alpha, "held_alpha": held_alpha, "kind": SPENT_P}
     batches, note = extend_ledger(data, batch, parameters)

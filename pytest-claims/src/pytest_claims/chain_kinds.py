@@ -19,7 +19,8 @@ that builds, checks or joins a chain calls it, so a ledger read back is recomput
   the cumulative counts against the rate 1/2, ties counted against both sides.
 - "spent-p" (decide_test under a registered anytime decision): a round's two one-sided p-values (p_for, p_against;
   None where a test gave none), each tested at the alpha spent on round k (anytime.round_alpha: 6 alpha / (pi^2
-  k^2), summing to alpha over all rounds), by the union bound whatever the rounds test and however they depend.
+  k^2), summing to alpha over all rounds), by the union bound when each round tests its own new batch alone (the
+  only use decide_test allows: round_data="batch").
   Its rounds are levels, not e-values: a chain of them is decided by its own rule and never pooled in a merge.
 
 Every chain is decided at its first crossing (`decide_chain`). A product of batch e-values is an e-process along the

@@ -345,6 +345,7 @@ def decide_test(
     what: str,
     held_alpha: float | None = None,
     batch: int | None = None,
+    round_data: str | None = None,
 ) -> dict[str, Any]:
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
@@ -354,7 +355,10 @@ def decide_test(
 
     A statement registered `decision = "anytime"` spends its levels over continuation rounds instead (a p-value read
     again after more data loses its level): round k, this run's `batch` (the claims_batch fixture) plus 1, tests at
-    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent)."""
+    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent). That is
+    valid only when each round's p-values are of its own new batch alone, so such a call must say so,
+    `round_data="batch"`; p-values of the cumulative data, whose batch sizes may follow the data, are refused
+    (docs/explanation/anytime.md measures up to 3 x alpha for them)."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     if held_alpha is not None:
@@ -364,7 +368,11 @@ def decide_test(
             check_probability(name, p)
     shown_at = alpha if held_alpha is None else held_alpha
     if registered_decision().get("method") == "anytime":
-        return decide_test_spent(p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch)
+        return decide_test_spent(
+            p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch, round_data=round_data
+        )
+    if round_data is not None:
+        raise ValueError(f"{what}: round_data= is for a statement registered anytime (rounds of spent alpha)")
     if batch is not None:
         raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
     held = p_for < shown_at
