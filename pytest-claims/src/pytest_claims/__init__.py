@@ -26,6 +26,7 @@ from pytest_claims.decide import (
     rate_lower_bound,
     rate_upper_bound,
     statement_inconclusive,
+    trials_for_chance,
     trials_to_decide,
 )
 from pytest_claims.evidence import Evidence
@@ -61,5 +62,6 @@ __all__ = [
     "statement_le",
     "statement_none",
     "statement_inconclusive",
+    "trials_for_chance",
     "trials_to_decide",
 ]
