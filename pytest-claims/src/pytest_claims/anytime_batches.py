@@ -140,10 +140,10 @@ def decide_two_proportions(
 ) -> dict[str, Any]:
     """Decide 'p_A > p_B' from k_a events in n_a trials of arm A and k_b in n_b of arm B, anytime-valid: by the
     product over the statement's batches (this run's, and its ledger's under --claims-continue; `batch`: the
-    claims_batch fixture) of each batch's conditional e-value given its margins (ANYTIME.md 3.2; w_inf: the weight
-    on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when the mirror product
-    (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the spec measured.
-    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+    claims_batch fixture) of each batch's conditional e-value given its margins (docs/explanation/anytime-design.md
+    3.2; w_inf: the weight on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when
+    the mirror product (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the spec
+    measured. pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)

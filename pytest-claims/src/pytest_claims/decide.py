@@ -57,9 +57,10 @@ def fresh_run_advice(needed: int | None, done: int | None) -> str:
         else ""
     )
     return (
-        "; adding data to this run and deciding again would break its registered false alarm: decide it by "
-        'registering it anytime (decision = "anytime", then --claims-continue) or by a fresh run'
-        f"{size} on a new stream (a new master seed), decided alone"
+        "; adding data to this run and deciding again would break its registered false alarm: to keep it, register "
+        'the statement anytime (decision = "anytime", then --claims-continue); or decide it by a fresh run'
+        f"{size} on a new stream (a new master seed), decided alone: a new test at the same false alarm, so that "
+        "with this run the statement has had two chances to end falsely (at most twice the false alarm)"
     )
 
 
