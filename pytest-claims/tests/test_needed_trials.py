@@ -93,7 +93,7 @@ def test_the_new_users_case_counts_the_trials_already_run():
         decide_rate(999, 1000, 0.995, at_least=True, alpha=1e-4, what="rate")
     fresh = trials_for_chance(0.999, 0.995, 1e-4, at_least=True)
     assert f"a fresh run of {fresh} trials (this run had 1000; {fresh} give a 90% chance" in str(ended.value)
-    assert "more) would decide it" not in str(ended.value) and "registering it anytime" in str(ended.value)
+    assert "more) would decide it" not in str(ended.value) and "register the statement anytime" in str(ended.value)
 
 
 def _deciding_chance(n: int, rate: float, threshold: float, alpha: float, at_least: bool) -> float:
