@@ -80,6 +80,7 @@ def test_a_chain_of_batches_is_the_capital_of_all_its_observations_in_order():
 
 
 def _ledger(statement: dict, data: list[dict]) -> dict:
+    statement, data = json.loads(json.dumps(statement)), json.loads(json.dumps(data))  # spoiled copies, not these
     batches = [
         {"batch": i, "stream": f"seed=0|test=t|batch={i}", "run": "", **d, **derived}
         for i, (d, derived) in enumerate(zip(data, derive_chain(statement, data)))
@@ -202,3 +203,22 @@ def test_a_bounded_mean_continued_until_its_first_crossing(pytester):
     values = [v for b in block["ledger"] for v in b["values"]]
     whole = betting_path(values, 0.0, 1.0, 0.4, alpha=block["refute_alpha"], held_alpha=block["held_alpha"])
     assert block["log_e_for"] == pytest.approx(whole[-1].log_for, abs=1e-9) and len(values) == 8 * len(records)
+
+
+def _seed_record(seed: int, data: list[dict]) -> dict:
+    chain = _ledger(BETTING, data)
+    for b in chain["batches"]:
+        b["stream"] = b["stream"].replace("seed=0", f"seed={seed}")
+    block = {"method": "betting", "parameters": chain["statement"], "ledger": chain["batches"]}
+    return {"test": "t", "outcome": "inconclusive", "evidence": {"x": {"anytime": block}}}
+
+
+def test_seeds_betting_chains_pool_in_seed_order_and_one_stream_under_two_labels_is_refused():
+    from pytest_claims.pool import pool_chains
+
+    one, two = [{"values": [6.0, 7.5, 5.0]}], [{"values": [8.0, 4.5]}, {"values": [9.0]}]
+    pooled = pool_chains({"2": _seed_record(2, two), "1": _seed_record(1, one)})
+    whole = betting_path([6.0, 7.5, 5.0, 8.0, 4.5, 9.0], 0.0, 10.0, 4.0, alpha=1e-3, held_alpha=1e-3)[-1]
+    assert pooled["log_e_for"] == pytest.approx(whole.log_for, abs=1e-12) and pooled["n"] == 6
+    same = pool_chains({"1": _seed_record(1, one), "3": _seed_record(3, one)})  # a test that ignores the seed
+    assert same["outcome"] is None and "seeds 1 and 3 hold the same observations" in same["why"]
