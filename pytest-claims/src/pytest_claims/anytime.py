@@ -108,7 +108,7 @@ def planned_prior(threshold: float, planned_trials: int, alpha: float) -> BetaPr
     confseq package tunes it; anytime-design.md 3.1): centred on t, with a + b = r / (t (1 - t)),
     r = max(rho - t(1 - t), 1e-3 t (1 - t)), rho = v / (2 L + ln(1 + 2 L)), L = ln(1 / (2 alpha)),
     v = t (1 - t) planned_trials. It saved
-    0.3-8 % of the trials against the uniform prior in the spec's measurements."""
+    0.3-8 % of the trials against the uniform prior in the design's measurements (anytime-design.md 4.2)."""
     t, level = _check_threshold(threshold), _check_level("alpha", alpha)
     if not (isinstance(planned_trials, int) and planned_trials > 0) or level == 0.0:
         raise ValueError(f"planned_prior needs planned_trials > 0 and alpha > 0, got {planned_trials!r}, {alpha!r}")

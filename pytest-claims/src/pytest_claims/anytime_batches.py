@@ -142,7 +142,7 @@ def decide_two_proportions(
     product over the statement's batches (this run's, and its ledger's under --claims-continue; `batch`: the
     claims_batch fixture) of each batch's conditional e-value given its margins (docs/explanation/anytime-design.md
     3.2; w_inf: the weight on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when
-    the mirror product (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the spec
+    the mirror product (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the design
     measured. pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
