@@ -2,7 +2,7 @@
 implementation of the formulas), the closed forms, the martingale identity (the e-value's exact mean under the null
 is 1, by summing the binomial law), an exact dynamic program of the type-I error under 100 looks (at most alpha for
 the e-process; today's Clopper-Pearson rule reapplied at every look inflates it), the chain rule of pooling, and
-the spec's measured numbers (ANYTIME.md, computed by a separate SciPy prototype).
+the design's measured numbers (docs/explanation/anytime-design.md, computed by a separate SciPy prototype).
 
 Each oracle is also shown to reject a wrong e-value (an unrestricted prior, a wrong normalisation, a product of
 dependent copies), so that a check that cannot fail is noticed. The tests marked smoke take a few seconds in all;
@@ -34,7 +34,7 @@ def close(found: float, expected: float, relative: float = 1e-11) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------
-# The reference: the formulas of ANYTIME.md 9 in SciPy (real counts allowed)
+# The reference: the formulas of anytime-design.md 9 in SciPy (real counts allowed)
 
 
 def scipy_log_e(successes, trials, t, prior=UNIFORM, *, greater=True, restricted=True):
@@ -106,7 +106,7 @@ def test_the_uniform_prior_is_two_binomial_tails(n, t):
 
 @pytest.mark.smoke
 def test_every_trial_succeeding_and_no_trial_at_all():
-    """E = 1 before any trial; all successes: E_gt = (1 - t^(n+1)) / ((n + 1)(1 - t) t^n) (ANYTIME.md 4.2c: t =
+    """E = 1 before any trial; all successes: E_gt = (1 - t^(n+1)) / ((n + 1)(1 - t) t^n) (anytime-design.md 4.2c: t =
     0.99 needs 1161 trials at alpha 1e-4, and E at Clopper-Pearson's 917 is 1096)."""
     for prior in PRIORS.values():
         assert anytime.rate_log_evalues(0, 0, 0.3, prior=prior) == (0.0, 0.0)
@@ -242,7 +242,7 @@ def test_only_the_evalue_keeps_its_false_alarm_under_100_looks(step, alpha):
 
 @pytest.mark.smoke
 def test_the_type_one_errors_are_the_specs():
-    """ANYTIME.md 4.1 (its own prototype, printed to 3 digits): t = 0.5, a look every 10 trials."""
+    """anytime-design.md 4.1 (its own prototype, printed to 3 digits): t = 0.5, a look every 10 trials."""
     for alpha, spec_today, spec_evalue in ((0.05, 0.2637, 0.0183), (1e-4, 0.00129, 3.28e-5)):
         today, evalue = type_one(0.5, 10, alpha)
         assert f"{today:.3g}" == f"{spec_today:.3g}" and f"{evalue:.3g}" == f"{spec_evalue:.3g}"
@@ -358,7 +358,7 @@ def test_the_bounds_are_the_edges_of_the_set_not_rejected(s, n, alpha):
 
 @pytest.mark.smoke
 def test_the_bounds_are_the_specs():
-    """ANYTIME.md 4.2d, uniform prior, 4 digits."""
+    """anytime-design.md 4.2d, uniform prior, 4 digits."""
     for s, n, alpha, spec in ((60, 100, 1e-2, 0.4253), (60, 100, 1e-4, 0.3698), (100, 100, 1e-4, 0.8903)):
         assert round(anytime.anytime_rate_lower_bound(s, n, alpha), 4) == spec
     assert anytime.anytime_rate_lower_bound(0, 10, 1e-4) == 0.0 and anytime.anytime_rate_upper_bound(10, 10, 0.01) == 1
@@ -388,7 +388,7 @@ def test_the_needed_size_when_every_trial_succeeds(t, alpha):
 
 @pytest.mark.smoke
 def test_the_needed_sizes_are_the_specs():
-    """ANYTIME.md 4.2c: uniform mixture 1161 (t = 0.99, alpha 1e-4), 62 / 111 / 134 at t = 0.9. The spec's
+    """anytime-design.md 4.2c: uniform mixture 1161 (t = 0.99, alpha 1e-4), 62 / 111 / 134 at t = 0.9. The spec's
     986 for the point mass w = 1/2 counts the point mass alone (0.5 * 0.99^-n >= 1e4); the mixture with its beta
     part decides at 976 (least_all_successes scans it)."""
     assert anytime.anytime_trials_to_decide(1.0, 0.99, 1e-4, at_least=True) == 1161
@@ -437,8 +437,9 @@ def test_the_two_proportions_evalue_has_conditional_mean_one_under_equal_rates()
 
 @pytest.mark.smoke
 def test_the_two_proportions_evalue_at_extreme_tables_and_the_specs_values():
-    """At the most extreme table, E = w_inf / p_Fisher + (1 - w_inf) x (the mixture part); ANYTIME.md 4.3's values
-    at 10 per arm: 10/10 vs 0/10 1.34e5, 9/10 vs 0/10 1.29e4, 8/10 vs 0/10 2240 (w_inf = 1/2); 1.85e5 at w_inf = 1."""
+    """At the most extreme table, E = w_inf / p_Fisher + (1 - w_inf) x (the mixture part); anytime-design.md 4.3's
+    values at 10 per arm: 10/10 vs 0/10 1.34e5, 9/10 vs 0/10 1.29e4, 8/10 vs 0/10 2240 (w_inf = 1/2); 1.85e5 at w_inf =
+    1."""
     fisher = stats.fisher_exact([[10, 0], [0, 10]], alternative="greater")[1]
     mixture = math.exp(anytime.two_proportions_log_evalue(10, 10, 0, 10, w_inf=0.0))
     assert close(math.exp(anytime.two_proportions_log_evalue(10, 10, 0, 10)), 0.5 / fisher + 0.5 * mixture, 1e-12)
@@ -450,7 +451,8 @@ def test_the_two_proportions_evalue_at_extreme_tables_and_the_specs_values():
 
 @pytest.mark.smoke
 def test_the_two_proportions_evalue_has_fishers_power_at_small_alpha():
-    """ANYTIME.md 4.3: overflow rates 0.9 against 0.05, 10 seeds per arm: 0.551 at 1e-4 and 0.209 at 1e-5 for both."""
+    """anytime-design.md 4.3: overflow rates 0.9 against 0.05, 10 seeds per arm: 0.551 at 1e-4 and 0.209 at 1e-5 for
+    both."""
     for alpha, spec in ((1e-4, 0.551), (1e-5, 0.209)):
         evalue = fisher = 0.0
         for k_a in range(11):
@@ -479,8 +481,8 @@ def held_quantiles(q: float, t: float, alpha: float, prior: BetaPrior, most: int
 
 
 def test_the_cost_of_looking_at_will_is_the_specs():
-    """ANYTIME.md 4.2a, 0.9 against 0.8 at alpha 1e-4: Clopper-Pearson's n90 331; the uniform prior's tau50 / tau90
-    263 / 432; the prior planned at 331 trials 262 / 422 (1.27x)."""
+    """anytime-design.md 4.2a, 0.9 against 0.8 at alpha 1e-4: Clopper-Pearson's n90 331; the uniform prior's tau50 /
+    tau90 263 / 432; the prior planned at 331 trials 262 / 422 (1.27x)."""
     assert held_quantiles(0.9, 0.8, 1e-4, UNIFORM, 450) == (263, 432)
     assert held_quantiles(0.9, 0.8, 1e-4, anytime.planned_prior(0.8, 331, 1e-4), 450) == (262, 422)
 

@@ -127,14 +127,14 @@ def test_a_held_level_apart_from_the_false_alarm_is_the_one_held_at():
 
 
 def test_the_safe_t_decides_by_its_e_value_at_t_and_at_minus_t():
-    found = decide_safe_t(np.float64(8.0), np.int64(40), delta=1.0, alpha=1e-4, what="m")
+    found = decide_safe_t(np.float64(8.0), np.int64(40), delta=1.0, alpha=1e-4, what="m", assume="normal")
     assert found["decision"] == "held" and found["statement"] == "mean > 0"
     assert found["anytime"]["log_e_for"] == pytest.approx(safe_t_log_evalue(8.0, 40, 1.0), abs=1e-12)
     assert found["anytime"]["ledger"][0]["n2"] == 0 and isinstance(found["anytime"]["ledger"][0]["n"], int)
     with pytest.raises(ClaimRefuted, match="against 'mean_A > mean_B'"):
-        decide_safe_t(-8.0, 20, n2=20, delta=1.0, alpha=1e-4, what="m")
+        decide_safe_t(-8.0, 20, n2=20, delta=1.0, alpha=1e-4, what="m", assume="normal")
     with pytest.raises(StatementInconclusive):
-        decide_safe_t(1.0, 10, delta=0.5, alpha=1e-4, what="m")
+        decide_safe_t(1.0, 10, delta=0.5, alpha=1e-4, what="m", assume="normal")
 
 
 @pytest.mark.parametrize(
@@ -145,10 +145,13 @@ def test_the_safe_t_decides_by_its_e_value_at_t_and_at_minus_t():
         (lambda: decide_two_proportions(-1, 10, 0, 10, alpha=1e-3, what="x"), ">= 0"),
         (lambda: decide_two_proportions(1, 10, 0, 10, alpha=0.99, what="x"), "alpha must be a level"),
         (lambda: decide_two_proportions(1, 10, 0, 10, alpha=1e-3, what="x", w_inf=2), "w_inf"),
-        (lambda: decide_safe_t(float("nan"), 10, delta=1.0, alpha=1e-3, what="m"), "t must be a finite"),
-        (lambda: decide_safe_t(2.0, 10, delta=0.0, alpha=1e-3, what="m"), "delta must be"),
-        (lambda: decide_safe_t(2.0, 10, n2=0, delta=1.0, alpha=1e-3, what="m"), "n2 must be >= 1"),
-        (lambda: decide_safe_t(2.0, 1, delta=1.0, alpha=1e-3, what="m"), "n must be an integer >= 2"),
+        (
+            lambda: decide_safe_t(float("nan"), 10, delta=1.0, alpha=1e-3, what="m", assume="normal"),
+            "t must be a finite",
+        ),
+        (lambda: decide_safe_t(2.0, 10, delta=0.0, alpha=1e-3, what="m", assume="normal"), "delta must be"),
+        (lambda: decide_safe_t(2.0, 10, n2=0, delta=1.0, alpha=1e-3, what="m", assume="normal"), "n2 must be >= 1"),
+        (lambda: decide_safe_t(2.0, 1, delta=1.0, alpha=1e-3, what="m", assume="normal"), "n must be an integer >= 2"),
     ],
 )
 def test_bad_arguments_get_one_clear_error(call, problem):
@@ -377,7 +380,7 @@ from pytest_claims.seeding import keyed_rng
 @pytest.mark.claim("drug/better", statement="cures")
 def test_cures(claims_batch):
     p_for = [0.4, 3e-5, 1e-6][claims_batch]  # round 2 tests at 0.152 alpha = 1.5e-5: 3e-5 is not enough
-    decide_test(p_for, 0.9, alpha=registered_false_alarm(), what="cures", batch=claims_batch)
+    decide_test(p_for, 0.9, alpha=registered_false_alarm(), what="cures", batch=claims_batch, round_data="batch")
 """
 
 
@@ -389,3 +392,15 @@ def test_a_p_value_statement_continued_spends_alpha_round_by_round(pytester):
     block = outcomes[-1]["evidence"]["cures"]["anytime"]
     assert [b["round"] for b in block["ledger"]] == [1, 2, 3] and block["decided_at_look"] == 3
     assert "in round 2" in outcomes[1]["reason"] and "continue it with --claims-continue" in outcomes[1]["reason"]
+
+
+@pytest.mark.parametrize("declared", ["", ', round_data="cumulative"'])
+def test_spent_alpha_on_cumulative_or_undeclared_round_data_is_refused_in_one_line(pytester, declared):
+    """Spending alpha over rounds is valid only when each round tests its own new batch: p-values of cumulative data
+    whose batch sizes follow the data exceed alpha (benchmarks/anytime_means_type_one.py), so a call that does not
+    declare round_data="batch" is refused."""
+    make_trial(pytester)
+    pytester.makepyfile(test_drug=SPENT_TEST.replace(', round_data="batch"', declared))
+    record = run_trial(pytester, "--claims-continue")
+    assert record["outcome"] == "error" and "valid only when each round tests its own new batch" in record["reason"]
+    assert "\n" not in record["reason"].strip()

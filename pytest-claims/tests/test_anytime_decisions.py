@@ -323,7 +323,7 @@ def test_a_p_value_decision_spends_alpha_under_a_registered_anytime_decision(pyt
     which a single read at 1e-4 would hold, is inconclusive; batch= on a statement registered fixed is refused."""
     p_values = COIN_TEST.replace("decide_rate, ", "decide_test, ").replace(
         '    decide_rate(heads, n, 0.6, at_least=True, alpha=registered_false_alarm(), what="heads rate"{extra})',
-        '    decide_test({p_for}, 0.5, alpha=registered_false_alarm(), what="heads rate", batch=claims_batch)',
+        '    decide_test({p_for}, 0.5, alpha=registered_false_alarm(), what="heads rate", batch=claims_batch{extra})',
     )
     for decision, p_for, outcome in (
         ('decision = "anytime"', 5e-5, "held"),
@@ -331,7 +331,10 @@ def test_a_p_value_decision_spends_alpha_under_a_registered_anytime_decision(pyt
         ('decision = { method = "fixed", why = "w" }', 7e-5, "error"),  # batch= on a fixed decision is refused
     ):
         make_coin(pytester, decision=decision)
-        pytester.makepyfile(test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch", p_for=p_for))
+        extra = ', round_data="batch"' if "anytime" in decision else ""
+        pytester.makepyfile(
+            test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch", p_for=p_for, extra=extra)
+        )
         for path in (pytester.path / "store").rglob("*.ledger.json"):
             path.unlink()
         _, record = run_coin(pytester)

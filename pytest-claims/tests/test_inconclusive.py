@@ -109,7 +109,7 @@ def test_a_straddling_interval_is_inconclusive_not_broken(pytester):
     found = payload(pytester)
     record = found["claims"][0]
     assert record["verdict"] == "inconclusive", record
-    assert "rate" in record["reason"] and "would decide it" in record["reason"]
+    assert "rate" in record["reason"] and "a fresh run of" in record["reason"]
     outcomes = {s["statement"]: s["outcome"] for s in record["statements"]}
     assert outcomes == {"rate": "inconclusive", "never-tails": "refuted"}
     run = next(s for s in record["statements"] if s["statement"] == "rate")

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from pytest_claims.binomial import kept_rate_bound, rate_lower_bound, rate_upper_bound
-from pytest_claims.decide import decide_rate, trials_to_decide
+from pytest_claims.decide import decide_rate, trials_for_chance, trials_to_decide
 from pytest_claims.outcomes import StatementInconclusive
 from pytest_claims.shown_numbers import significant
 
@@ -91,7 +91,35 @@ def test_the_new_users_case_counts_the_trials_already_run():
     assert found > 1000 and abs(found - 864) > 1000
     with pytest.raises(StatementInconclusive) as ended:
         decide_rate(999, 1000, 0.995, at_least=True, alpha=1e-4, what="rate")
-    assert f"{found} trials in total ({found - 1000} more) would decide it" in str(ended.value)
+    fresh = trials_for_chance(0.999, 0.995, 1e-4, at_least=True)
+    assert f"a fresh run of {fresh} trials (this run had 1000; {fresh} give a 90% chance" in str(ended.value)
+    assert "more) would decide it" not in str(ended.value) and "register the statement anytime" in str(ended.value)
+
+
+def _deciding_chance(n: int, rate: float, threshold: float, alpha: float, at_least: bool) -> float:
+    """P(decide_rate decides at n trials | the true rate), by SciPy's binomial and Clopper-Pearson via beta
+    quantiles: an oracle apart from the plugin's own tails."""
+    k = np.arange(n + 1)
+    lower = np.where(k > 0, stats.beta.ppf(alpha, k, n - k + 1), 0.0)
+    upper = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, n - k), 1.0)
+    decided = (lower >= threshold) | (upper < threshold) if at_least else (upper <= threshold) | (lower > threshold)
+    return float(stats.binom.pmf(k, n, rate)[decided].sum())
+
+
+@pytest.mark.parametrize(
+    "rate, threshold, at_least, alpha",
+    [(0.62, 0.6, True, 1e-4), (0.55, 0.6, True, 1e-3), (0.03, 0.05, False, 1e-4), (0.999, 0.995, True, 1e-4)],
+)
+def test_a_fresh_runs_size_decides_with_a_90_percent_chance_where_the_borderline_size_does_not(
+    rate, threshold, at_least, alpha
+):
+    """The size an inconclusive fixed end suggests gives a 90% chance of deciding at the observed rate (exact); the
+    borderline size (trials_to_decide, where a bound just reaches the threshold) gives about one half."""
+    fresh = trials_for_chance(rate, threshold, alpha, at_least=at_least)
+    borderline = trials_to_decide(rate, threshold, alpha, at_least=at_least)
+    assert _deciding_chance(fresh, rate, threshold, alpha, at_least) >= 0.9
+    assert _deciding_chance(borderline, rate, threshold, alpha, at_least) < 0.7 and fresh > borderline
+    assert trials_for_chance(threshold, threshold, alpha, at_least=at_least) is None
 
 
 def test_the_held_confidence_moves_the_answer():

@@ -9,6 +9,7 @@ docs/reference/api.md, lists it).
 """
 
 from pytest_claims.anytime_batches import decide_safe_t, decide_two_proportions
+from pytest_claims.anytime_means import decide_mean, decide_mean_difference, decide_signs
 from pytest_claims.assertions import (
     statement_allclose,
     statement_ge,
@@ -25,6 +26,7 @@ from pytest_claims.decide import (
     rate_lower_bound,
     rate_upper_bound,
     statement_inconclusive,
+    trials_for_chance,
     trials_to_decide,
 )
 from pytest_claims.evidence import Evidence
@@ -39,8 +41,11 @@ __all__ = [
     "current_evidence",
     "current_store",
     "decide_interval",
+    "decide_mean",
+    "decide_mean_difference",
     "decide_rate",
     "decide_safe_t",
+    "decide_signs",
     "decide_test",
     "decide_two_proportions",
     "declared_tier",
@@ -57,5 +62,6 @@ __all__ = [
     "statement_le",
     "statement_none",
     "statement_inconclusive",
+    "trials_for_chance",
     "trials_to_decide",
 ]

@@ -5,8 +5,8 @@ decided again after more trials were added refutes a true rate 5-18 times more o
 looks (benchmarks/anytime_type_one.py). An e-process E_n (a nonnegative supermartingale with E_0 = 1 under every
 null law) keeps it at every look: by Ville's inequality P(sup_n E_n >= 1 / alpha) <= alpha, so the first crossing
 of 1 / alpha may decide, whenever the looks were taken and whatever made the user continue. The design, its
-proofs and the measured costs are in the spec ANYTIME.md; this module is its pure-Python core (math only), in
-natural logs throughout (e-values overflow doubles: ln E reaches 1e4 at n = 5000).
+proofs and the measured costs are in docs/explanation/anytime-design.md; this module is its pure-Python core (math
+only), in natural logs throughout (e-values overflow doubles: ln E reaches 1e4 at n = 5000).
 
 - Rates (`rate_log_evalues`): the beta-mixture e-processes. For 'rate > t' (null p <= t) the likelihood ratio
   (p / t)^S ((1 - p) / (1 - t))^F averaged over a Beta(a, b) prior restricted to (t, 1]:
@@ -30,7 +30,7 @@ from pytest_claims.binomial import check_probability, log_beta_prefactor, log_in
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 
 
-#: The odds ratios mixed by the two-proportions e-value: 2, 4, ..., 4096 (ANYTIME.md 3.2).
+#: The odds ratios mixed by the two-proportions e-value: 2, 4, ..., 4096 (anytime-design.md 3.2).
 ODDS_RATIOS = tuple(2.0**j for j in range(1, 13))
 
 
@@ -78,7 +78,7 @@ class BetaPrior:
     """The mixing prior of a rate's e-processes, fixed before the data (registered, or derived from registered
     numbers): Beta(a, b), restricted in each e-value to the alternative's side of the threshold, and a weight
     `point_mass` at the alternative's far end (p = 1 for 'rate > t', p = 0 for 'rate < t'), for 'never'
-    statements, where every trial succeeds (ANYTIME.md 3.1: w = 1/2 needs 986 trials at t = 0.99 and alpha =
+    statements, where every trial succeeds (anytime-design.md 3.1: w = 1/2 needs 986 trials at t = 0.99 and alpha =
     1e-4, the beta part alone 1161, Clopper-Pearson 917)."""
 
     a: float = 1.0
@@ -105,9 +105,10 @@ UNIFORM = BetaPrior()
 
 def planned_prior(threshold: float, planned_trials: int, alpha: float) -> BetaPrior:
     """The prior tuned to be tightest at `planned_trials` (Howard et al. 2021's beta-binomial mixture, as the
-    confseq package tunes it; ANYTIME.md 3.1): centred on t, with a + b = r / (t (1 - t)), r = max(rho - t(1 - t),
-    1e-3 t (1 - t)), rho = v / (2 L + ln(1 + 2 L)), L = ln(1 / (2 alpha)), v = t (1 - t) planned_trials. It saved
-    0.3-8 % of the trials against the uniform prior in the spec's measurements."""
+    confseq package tunes it; anytime-design.md 3.1): centred on t, with a + b = r / (t (1 - t)),
+    r = max(rho - t(1 - t), 1e-3 t (1 - t)), rho = v / (2 L + ln(1 + 2 L)), L = ln(1 / (2 alpha)),
+    v = t (1 - t) planned_trials. It saved
+    0.3-8 % of the trials against the uniform prior in the design's measurements (anytime-design.md 4.2)."""
     t, level = _check_threshold(threshold), _check_level("alpha", alpha)
     if not (isinstance(planned_trials, int) and planned_trials > 0) or level == 0.0:
         raise ValueError(f"planned_prior needs planned_trials > 0 and alpha > 0, got {planned_trials!r}, {alpha!r}")
@@ -326,7 +327,7 @@ def _edge(rejected: Callable[[float], bool], far: float, near: float) -> float:
 def anytime_rate_lower_bound(successes: int, trials: int, alpha: float, *, prior: BetaPrior = UNIFORM) -> float:
     """The anytime-valid lower confidence bound at level alpha, rate_lower_bound's twin: inf{t : E_gt(S, n; t) <
     1 / alpha}, so that P(the true rate ever falls below it, at any look) <= alpha. 0.0 for no successes or alpha
-    = 0. Wider than Clopper-Pearson's (60 of 100 at 1e-4: 0.370 against 0.410; ANYTIME.md 4.2d)."""
+    = 0. Wider than Clopper-Pearson's (60 of 100 at 1e-4: 0.370 against 0.410; anytime-design.md 4.2d)."""
     successes, trials = _check_counts(successes, trials)
     alpha = _check_level("alpha", alpha)
     if successes == 0 or alpha == 0.0:
@@ -403,7 +404,7 @@ def product_log_evalue(log_evalues: Iterable[float]) -> float:
     """ln of the product of e-values: an e-value when they come from independent data, or sequentially (each
     valid given the ones before). For one rate's beta mixture, pooling the counts is the sequential product
     with each next batch under the posterior (BetaPrior.after), never worse than multiplying e-values that
-    each started from the prior (ANYTIME.md 4.4: 0.81 against 0.13 with 16 runs)."""
+    each started from the prior (anytime-design.md 4.4: 0.81 against 0.13 with 16 runs)."""
     values = _check_log_evalues(log_evalues)
     return -math.inf if -math.inf in values else math.fsum(values)
 

@@ -15,9 +15,13 @@ rate's).
 `decide_test_spent` is decide_test under a registered `decision = "anytime"`, for tests with no e-process (trend,
 sign and Kolmogorov-Smirnov tests, any p-value): round k of the statement's continuation (its ledger's batch k - 1)
 tests at the alpha spent on it, anytime.round_alpha = 6 alpha / (pi^2 k^2), held when its p_for is below the held
-level's share, refuted when its p_against is below alpha's. The shares sum to alpha over all rounds, so by the union
-bound the false alarm stays at most alpha under any rule for continuing, whether a round tests its own batch or all
-the data so far. It costs: round 1 tests at 0.61 alpha, round 2 at 0.15 alpha.
+level's share, refuted when its p_against is below alpha's. The shares sum to alpha over all rounds, and by the union
+bound the false alarm stays at most alpha under any rule for continuing *provided each round's p-value is valid at
+its level given the rounds before*: true when a round tests its own new batch alone (a fresh stream, whatever size
+the earlier data chose), false for the cumulative data when the batch sizes follow the data (the audit of issue 47
+measured 1.13-3 x alpha; benchmarks/anytime_means_type_one.py). So only the first is allowed: the caller declares
+round_data="batch", and anything else is refused in one line. It costs: round 1 tests at 0.61 alpha, round 2 at
+0.15 alpha.
 """
 
 from __future__ import annotations
@@ -47,10 +51,19 @@ def _check_registered(what: str, function: str) -> None:
 
 
 def decide_batch_product(
-    kind: str, data: dict[str, Any], parameters: dict[str, Any], *, statement: str, batch: Any, function: str
+    kind: str,
+    data: dict[str, Any],
+    parameters: dict[str, Any],
+    *,
+    statement: str,
+    batch: Any,
+    function: str,
+    assumption: str,
+    basis: str = "the product of its batches' e-values",
 ) -> dict[str, Any]:
     """Add this run's batch (`data`) to the statement's ledger, decide the chain at its first crossing, record the
-    decision under parameters["what"] and end the test as decide_rate does."""
+    decision under parameters["what"] (with the e-process's `basis` and the `assumption` its validity rests on) and
+    end the test as decide_rate does."""
     __tracebackhide__ = True
     what = parameters["what"]
     _check_registered(what, function)
@@ -72,6 +85,8 @@ def decide_batch_product(
             "max_log_e_for": floored(decided.max_log_e_for),
             "max_log_e_against": floored(decided.max_log_e_against),
             "decided_at_look": decided.decided_at_look,
+            "basis": basis,
+            "assumption": assumption,
             "ledger": batches,
             **({"note": note} if note else {}),
         },
@@ -89,7 +104,7 @@ def _end(found: dict[str, Any], what: str) -> None:
         context.refute(
             f"{what}: the e-value against '{found['statement']}' reached e^{significant(block['max_log_e_against'])} "
             f">= 1/{significant(found['refute_alpha'])} at look {block['decided_at_look']} of {looks} "
-            "(anytime-valid: the product of its batches' e-values)"
+            f"(anytime-valid: {block['basis']}; assuming {block['assumption']})"
         )
     if found["decision"] == INCONCLUSIVE:
         raise StatementInconclusive(
@@ -125,10 +140,10 @@ def decide_two_proportions(
 ) -> dict[str, Any]:
     """Decide 'p_A > p_B' from k_a events in n_a trials of arm A and k_b in n_b of arm B, anytime-valid: by the
     product over the statement's batches (this run's, and its ledger's under --claims-continue; `batch`: the
-    claims_batch fixture) of each batch's conditional e-value given its margins (ANYTIME.md 3.2; w_inf: the weight
-    on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when the mirror product
-    (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the spec measured.
-    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+    claims_batch fixture) of each batch's conditional e-value given its margins (docs/explanation/anytime-design.md
+    3.2; w_inf: the weight on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when
+    the mirror product (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the design
+    measured. pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
@@ -144,6 +159,7 @@ def decide_two_proportions(
         statement="p_A > p_B",
         batch=batch,
         function="decide_two_proportions",
+        assumption="independent trials, each arm's at one rate within a batch (any rates)",
     )
 
 
@@ -157,6 +173,7 @@ def decide_safe_t(
     n2: int | None = None,
     held_alpha: float | None = None,
     batch: int | None = None,
+    assume: str | None = None,
 ) -> dict[str, Any]:
     """Decide 'mean > 0' (one sample of n; t its t statistic) or 'mean_A > mean_B' (n and n2, t the pooled two-sample
     statistic) by the safe t-test, anytime-valid: the product over the statement's batches (this run's, and its
@@ -164,8 +181,18 @@ def decide_safe_t(
     f_nct(t; nu, sqrt(n_eff) delta) / f_t(t; nu) (pytest_claims.anytime_t), for the effect `delta` in standard
     deviations fixed before the data; held when it reaches 1 / held_alpha (default alpha), refuted when the product
     at -t (the effect -delta) reaches 1 / alpha. Each batch's t is of its own data alone.
-    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+
+    Valid only for normal data (the t statistic's law under the null is the central t only then): on skewed data
+    with mean exactly 0 a batch's e-value has a null mean far above 1 (measured 1.3-25, and the product's false
+    alarm up to ~1000 x alpha: docs/explanation/anytime.md). So the caller must state the assumption,
+    `assume="normal"`, or it is refused; for data of unknown law use decide_mean (bounded data, by betting) or
+    decide_signs (pairs). A statement registered decision = "fixed" is refused."""
     __tracebackhide__ = True
+    if assume != "normal":
+        raise ValueError(
+            f'{what}: decide_safe_t is valid only for normal data: pass assume="normal" to state it, or decide '
+            "the mean of bounded data by betting (decide_mean, decide_mean_difference) or pairs by signs (decide_signs)"
+        )
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
     if not_a_number(t) or not math.isfinite(float(t)):
@@ -183,6 +210,7 @@ def decide_safe_t(
         statement="mean > 0" if n2 is None else "mean_A > mean_B",
         batch=batch,
         function="decide_safe_t",
+        assumption='normal data (assume="normal", stated by the caller)',
     )
 
 
@@ -191,7 +219,7 @@ def _p_shown(p: float | None) -> str:
 
 
 def decide_test_spent(
-    p_for: float, p_against: float, *, alpha: float, held_alpha: float, what: str, batch: Any
+    p_for: float, p_against: float, *, alpha: float, held_alpha: float, what: str, batch: Any, round_data: Any = None
 ) -> dict[str, Any]:
     """decide_test's route for a statement registered anytime: this round's p-values added to the ledger (round k =
     batch k - 1), decided at the first round whose p_for is below round_alpha(held_alpha, k) (held) or whose
@@ -201,6 +229,12 @@ def decide_test_spent(
     registered = context.registered_decision()
     if "prior" in registered or "plan" in registered:
         raise ValueError(f"{what}: a registered prior or plan is a rate's (decide_rate); decide_test takes none")
+    if round_data != "batch":
+        raise ValueError(
+            f"{what}: alpha spent over rounds is valid only when each round tests its own new batch: pass "
+            f'round_data="batch" with p-values of this batch alone (got round_data={round_data!r}; p-values of the '
+            "cumulative data, with batch sizes that follow the data, reach up to 3 x alpha)"
+        )
     data = {name: None if not_a_number(p) else float(p) for name, p in (("p_for", p_for), ("p_against", p_against))}
     parameters = {"what": what, "alpha": alpha, "held_alpha": held_alpha, "kind": SPENT_P}
     batches, note = extend_ledger(data, batch, parameters)

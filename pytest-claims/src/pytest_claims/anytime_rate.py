@@ -109,9 +109,9 @@ def decide_rate_anytime(
     batch: Any = None,
 ) -> dict[str, Any]:
     """Decide 'rate >= threshold' (at_least) or 'rate <= threshold' by the e-process over the ledger's batches
-    with this run's added; record the counts and the "anytime" block (ANYTIME.md 3.5) under `what`, and end
-    the test as decide_rate does (ClaimRefuted with the reproduce line, StatementInconclusive with the trials
-    that would decide it)."""
+    with this run's added; record the counts and the "anytime" block (docs/explanation/anytime-design.md 3.5) under
+    `what`, and end the test as decide_rate does (ClaimRefuted with the reproduce line, StatementInconclusive with the
+    trials that would decide it)."""
     __tracebackhide__ = True
     parameters = _parameters(what, threshold, at_least, alpha, held_alpha, prior)
     batches, note = extend_ledger({"successes": successes, "trials": trials}, batch, parameters)

@@ -8,8 +8,9 @@ For a one-sample t statistic of n observations (nu = n - 1, n_eff = n), or a poo
 the noncentral t density over the central one (Grunwald, de Heide & Koolen, "Safe testing", JRSSB 2024; the
 "tDensity" form of the R package safestats). It is the Bayes factor of the scale-invariant statistic, the one the
 right Haar prior on sigma gives, so it is an e-process in n for the null mean 0 whatever sigma is:
-P(sup_n E_n >= 1 / alpha) <= alpha with the t statistic recomputed on all the data at every look (the spec's
-ANYTIME.md 4.6 measured 0.0088 at alpha 0.01 with a look after every observation). E grows with t (see below),
+P(sup_n E_n >= 1 / alpha) <= alpha with the t statistic recomputed on all the data at every look
+(docs/explanation/anytime-design.md 4.6 measured 0.0088 at alpha 0.01 with a look after every observation). E grows
+with t (see below),
 and moving every observation down lowers every t_n together, so the same bound holds for the one-sided null
 mean <= 0. The two-sided form averages +delta and -delta (an average of e-values is one).
 

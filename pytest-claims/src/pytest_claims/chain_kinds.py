@@ -11,9 +11,16 @@ that builds, checks or joins a chain calls it, so a ledger read back is recomput
   conditional e-value given its margins, for and against (the arms swapped), multiplied along the chain.
 - "safe-t" (decide_safe_t): a batch's t statistic and its size(s) (t, n, n2; n2 0 for one sample); the safe t-test's
   e-value of the batch alone, for (effect +delta) and against (-delta), multiplied along the chain.
+- "betting" (decide_mean, decide_mean_difference): a batch's observations (values, in [lo, hi]) in the order drawn;
+  the two one-sided capital processes of betting on them (pytest_claims.anytime_betting), continued from the state
+  the batch before left (the count, the plug-in's two sums, the two log capitals): valid for any distribution of
+  data inside the bounds.
+- "sign" (decide_signs): a batch's counts of pairs above, below and tied (above, below, ties); the beta mixture of
+  the cumulative counts against the rate 1/2, ties counted against both sides.
 - "spent-p" (decide_test under a registered anytime decision): a round's two one-sided p-values (p_for, p_against;
   None where a test gave none), each tested at the alpha spent on round k (anytime.round_alpha: 6 alpha / (pi^2
-  k^2), summing to alpha over all rounds), by the union bound whatever the rounds test and however they depend.
+  k^2), summing to alpha over all rounds), by the union bound when each round tests its own new batch alone (the
+  only use decide_test allows: round_data="batch").
   Its rounds are levels, not e-values: a chain of them is decided by its own rule and never pooled in a merge.
 
 Every chain is decided at its first crossing (`decide_chain`). A product of batch e-values is an e-process along the
@@ -36,6 +43,7 @@ from pytest_claims.anytime import (
     round_alpha,
     two_proportions_log_evalue,
 )
+from pytest_claims.anytime_betting import BettingState, betting_path, sign_log_evalues
 from pytest_claims.anytime_t import safe_t_log_evalue
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 
@@ -44,6 +52,8 @@ RATE = "rate"
 TWO_PROPORTIONS = "two-proportions"
 SAFE_T = "safe-t"
 SPENT_P = "spent-p"
+BETTING = "betting"
+SIGN = "sign"
 
 
 class ChainInvalid(ValueError):
@@ -145,6 +155,57 @@ def _safe_t_derive(before, data: dict[str, Any], statement: dict[str, Any]) -> d
 
 
 # ------------------------------------------------------------------------------------------------
+# Means of bounded data by betting, and signs of pairs
+
+MAX_BATCH_VALUES = 100_000  # observations a betting batch keeps in the ledger (a larger batch: split it in several)
+
+
+def _betting_data(data: dict[str, Any]) -> None:
+    values = data["values"]
+    if not isinstance(values, list) or not values or len(values) > MAX_BATCH_VALUES:
+        raise ChainInvalid(f"has values that are not a list of 1 to {MAX_BATCH_VALUES} observations")
+    for value in values:
+        _number("an observation", value)
+
+
+def _stake_level(level: float) -> float:
+    """The level a side's bet is tuned to; a level of 0 decides nothing, and its side bets as at 1e-300."""
+    return max(float(level), 1e-300)
+
+
+def _betting_derive(before, data: dict[str, Any], statement: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(statement["at_least"], bool):
+        raise TypeError(f"at_least must be a boolean, got {statement['at_least']!r}")
+    at_least = statement["at_least"]
+    held, refute = _stake_level(statement["held_alpha"]), _stake_level(statement["alpha"])
+    state = BettingState()
+    if before is not None:
+        state = BettingState(
+            before["cum_n"], before["sum_y"], before["sum_sq"], before["log_capital_above"], before["log_capital_below"]
+        )
+    # The 'above' capital bets against 'mean <= threshold': it is the statement's when at_least, at held_alpha.
+    above_level, below_level = (held, refute) if at_least else (refute, held)
+    lo, hi, threshold = statement["lo"], statement["hi"], statement["threshold"]
+    last = betting_path(data["values"], lo, hi, threshold, held_alpha=above_level, alpha=below_level, state=state)[-1]
+    log_for, log_against = (last.log_for, last.log_against) if at_least else (last.log_against, last.log_for)
+    return {
+        "cum_n": last.n,
+        "sum_y": last.sum_y,
+        "sum_sq": last.sum_sq,
+        "log_capital_above": last.log_for,
+        "log_capital_below": last.log_against,
+        "log_e_for": floored(log_for),
+        "log_e_against": floored(log_against),
+    }
+
+
+def _sign_derive(before, data: dict[str, Any], statement: dict[str, Any]) -> dict[str, Any]:
+    cum = {f"cum_{name}": data[name] + (before[f"cum_{name}"] if before else 0) for name in ("above", "below", "ties")}
+    log_for, log_against = sign_log_evalues(cum["cum_above"], cum["cum_below"], cum["cum_ties"])
+    return {**cum, "log_e_for": floored(log_for), "log_e_against": floored(log_against)}
+
+
+# ------------------------------------------------------------------------------------------------
 # Alpha spent over rounds of p-values
 
 
@@ -208,6 +269,22 @@ KINDS = {
         _proportions_derive,
     ),
     SAFE_T: ChainKind(SAFE_T, (*_LEVELS, "kind", "delta"), ("t", "n", "n2"), _safe_t_data, _safe_t_derive),
+    BETTING: ChainKind(
+        BETTING,
+        (*_LEVELS, "kind", "lo", "hi", "threshold", "at_least"),
+        ("values",),
+        _betting_data,
+        _betting_derive,
+        totals=("cum_n",),
+    ),
+    SIGN: ChainKind(
+        SIGN,
+        (*_LEVELS, "kind"),
+        ("above", "below", "ties"),
+        _proportions_data,
+        _sign_derive,
+        totals=("cum_above", "cum_below", "cum_ties"),
+    ),
     SPENT_P: ChainKind(SPENT_P, (*_LEVELS, "kind"), ("p_for", "p_against"), _spent_data, _spent_derive, evalues=False),
 }
 

@@ -35,13 +35,32 @@ from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconcl
 from pytest_claims.shown_numbers import significant
 
 
+DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fresh run's suggested size gives
+
+
 def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
-    """End the statement test as inconclusive (`needed`: the sample size in total that would decide it; `done`:
-    the sample size this run had, so the message can say how many more)."""
+    """End the statement test as inconclusive (`needed`: the size of a *fresh* run that would decide it with a 90%
+    chance at the observed rate, where one can be computed; `done`: the size this run had). A fixed-sample decision
+    cannot be looked at again after more data of the same stream (its false alarm would no longer hold: the audit of
+    issue 47 measured 1.9-2.7 x alpha), so the message says how to decide it validly instead: register the statement
+    anytime and continue it, or run it afresh on a new stream."""
     __tracebackhide__ = True
-    more = f" ({needed - done} more)" if needed and done else ""
-    raise StatementInconclusive(
-        message + (f"; {needed} trials in total{more} would decide it at the observed rate" if needed else ""), needed
+    raise StatementInconclusive(message + fresh_run_advice(needed, done), needed)
+
+
+def fresh_run_advice(needed: int | None, done: int | None) -> str:
+    """What an inconclusive fixed-sample end says next: how to decide it validly, and a fresh run's size if known."""
+    size = (
+        f" of {needed} trials (this run had {done}; {needed} give a {DECIDING_CHANCE:.0%} chance of deciding at the "
+        "observed rate)"
+        if needed
+        else ""
+    )
+    return (
+        "; adding data to this run and deciding again would break its registered false alarm: to keep it, register "
+        'the statement anytime (decision = "anytime", then --claims-continue); or decide it by a fresh run'
+        f"{size} on a new stream (a new master seed), decided alone: a new test at the same false alarm, so that "
+        "with this run the statement has had two chances to end falsely (at most twice the false alarm)"
     )
 
 
@@ -173,6 +192,41 @@ def inconclusive_chance(
         return 0.0
     chance = _binomial_cdf(above - 1, n, rate) - _binomial_cdf(below, n, rate)
     return min(1.0, max(0.0, chance))
+
+
+def trials_for_chance(
+    rate: float,
+    threshold: float,
+    alpha: float,
+    *,
+    at_least: bool,
+    held_alpha: float | None = None,
+    chance: float = DECIDING_CHANCE,
+    most: int = 10_000_000,
+) -> int | None:
+    """The size of a fresh run that decide_rate decides (held or refuted) with probability at least `chance` were
+    the true rate the observed `rate`: exact binomial, 1 - inconclusive_chance. Found by doubling from the size at
+    which the deciding bound first reaches the threshold (trials_to_decide: about a one-half chance there), then
+    bisection; the chance is a sawtooth in N, so the answer is a size at which it holds, the least up to a tooth.
+    None when the rate sits on the threshold, the deciding side's level is 0, or the answer exceeds `most`."""
+    held_alpha = alpha if held_alpha is None else held_alpha
+    start = trials_to_decide(rate, threshold, alpha, at_least=at_least, held_alpha=held_alpha, most=most)
+    if start is None or not 0.0 < chance < 1.0:
+        return None
+
+    def enough(n: int) -> bool:
+        left = inconclusive_chance(n, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
+        return left is not None and 1.0 - left >= chance
+
+    low, high = start, start
+    while not enough(high):
+        if high >= most:
+            return None
+        low, high = high + 1, min(2 * high, most)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+    return low
 
 
 def _least_in(member, guess: int, n: int) -> int:
@@ -314,9 +368,7 @@ def decide_rate(
     needed = (
         None
         if held or refuted
-        else trials_to_decide(
-            successes / trials, threshold, alpha, at_least=at_least, trials=trials, held_alpha=held_alpha
-        )
+        else trials_for_chance(successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha)
     )
     record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
     return decide_interval(
@@ -345,6 +397,7 @@ def decide_test(
     what: str,
     held_alpha: float | None = None,
     batch: int | None = None,
+    round_data: str | None = None,
 ) -> dict[str, Any]:
     """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
     the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
@@ -354,7 +407,10 @@ def decide_test(
 
     A statement registered `decision = "anytime"` spends its levels over continuation rounds instead (a p-value read
     again after more data loses its level): round k, this run's `batch` (the claims_batch fixture) plus 1, tests at
-    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent)."""
+    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent). That is
+    valid only when each round's p-values are of its own new batch alone, so such a call must say so,
+    `round_data="batch"`; p-values of the cumulative data, whose batch sizes may follow the data, are refused
+    (docs/explanation/anytime.md measures up to 3 x alpha for them)."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     if held_alpha is not None:
@@ -364,7 +420,11 @@ def decide_test(
             check_probability(name, p)
     shown_at = alpha if held_alpha is None else held_alpha
     if registered_decision().get("method") == "anytime":
-        return decide_test_spent(p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch)
+        return decide_test_spent(
+            p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch, round_data=round_data
+        )
+    if round_data is not None:
+        raise ValueError(f"{what}: round_data= is for a statement registered anytime (rounds of spent alpha)")
     if batch is not None:
         raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
     held = p_for < shown_at
@@ -385,6 +445,6 @@ def decide_test(
     if not held:
         statement_inconclusive(
             f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) "
-            f"nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant"
+            f"nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant",
         )
     return found

@@ -26,11 +26,12 @@ merge says why).
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import Any
 
 from pytest_claims.anytime import decide_log_evalues
-from pytest_claims.chain_kinds import derive_chain, kind_of
+from pytest_claims.chain_kinds import BETTING, derive_chain, kind_of
 from pytest_claims.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 from pytest_claims.shown_numbers import significant
@@ -156,9 +157,27 @@ def _not_poolable(seeds: list[str], records: list[dict[str, Any]], chains: list[
     streams = [b["stream"] for c in chains for b in c["batches"]]
     if len(set(streams)) != len(streams):
         return "a stream id appears under two seeds (the chains are not independent)"
+    repeated = _one_stream_under_two_seeds(seeds, chains)
+    if repeated:
+        return repeated
     outcomes = {r["outcome"] for r in records}
     if {HELD, REFUTED} <= outcomes:
         return "held under one seed and refuted under another"
+    return ""
+
+
+def _one_stream_under_two_seeds(seeds: list[str], chains: list[dict[str, Any]]) -> str:
+    """Why two seeds' betting chains are one stream under two labels ("" if none are): the same observations, batch
+    for batch, as a test whose data ignore the master seed gives. Independent streams of continuous observations never
+    coincide; counts can by chance (a rate's all-successes batches), so their chains are not compared here."""
+    seen: dict[str, str] = {}
+    for seed, chain in zip(seeds, chains):
+        if kind_of(chain["statement"]).name != BETTING:
+            return ""
+        drawn = json.dumps([b["values"] for b in chain["batches"]])
+        if drawn in seen:
+            return f"seeds {seen[drawn]} and {seed} hold the same observations batch for batch (one stream, two labels)"
+        seen[drawn] = seed
     return ""
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
+import re
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -52,6 +54,10 @@ class Statement:
     # How its rate decisions decide, registered before the data: {} (not said), {"method": "fixed"}, or
     # {"method": "anytime"} with an optional "prior" {a, b[, point_mass]} or "plan" (trials): _decision.
     decision: dict[str, Any] = field(default_factory=dict, metadata={"toml": (str, dict)})
+    # Its test, level or expectation changed after its data existed: {"date": "YYYY-MM-DD", "commit": "<hex>",
+    # "why": "..."} (_changed_after_data); {} if its rule is the one registered before the data. Shown beside its
+    # verdict and its claim's in the report.
+    changed_after_data: dict[str, str] = field(default_factory=dict)
 
     def false_alarm_at(self, tier: str) -> float:
         """The registered false-alarm probability at `tier` (0 where none is registered)."""
@@ -327,7 +333,41 @@ def _statement(st: dict[str, Any], cid: str, tiers: tuple[str, ...]) -> Statemen
         false_alarm=_false_alarm(st, tiers, where),
         false_alarm_basis=str(st.get("false_alarm_basis", "")),
         decision=_decision(st, where),
+        changed_after_data=_changed_after_data(st, where),
     )
+
+
+CHANGED_AFTER_DATA_KEYS = ("date", "commit", "why")
+
+
+def _changed_after_data(record: dict[str, Any], where: str) -> dict[str, str]:
+    """`changed_after_data` as {date, commit, why} (a date YYYY-MM-DD, a commit's hex id of 7 to 40 digits, a
+    non-empty reason), or one RegistryError naming the statement and the field; {} if absent."""
+    raw = record.get("changed_after_data")
+    if raw is None:
+        return {}
+    problem = ""
+    if sorted(raw) != sorted(CHANGED_AFTER_DATA_KEYS):
+        problem = f"must be a table of exactly {', '.join(CHANGED_AFTER_DATA_KEYS)}, got keys {sorted(raw)}"
+    elif not all(isinstance(raw[k], str) for k in CHANGED_AFTER_DATA_KEYS):
+        problem = "date, commit and why must be strings"
+    elif not re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw["date"]) or not _is_date(raw["date"]):
+        problem = f"date must be a date YYYY-MM-DD, got {raw['date']!r}"
+    elif not re.fullmatch(r"[0-9a-f]{7,40}", raw["commit"]):
+        problem = f"commit must be a commit id of 7 to 40 hex digits, got {raw['commit']!r}"
+    elif not raw["why"].strip():
+        problem = "why must say what changed after the data and why"
+    if problem:
+        raise RegistryError(f"registry: statement {where} field 'changed_after_data' {problem}")
+    return {k: raw[k] for k in CHANGED_AFTER_DATA_KEYS}
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tuple[str, ...]) -> Claim:

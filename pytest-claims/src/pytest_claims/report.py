@@ -162,7 +162,27 @@ def evidence_json(evidence: dict[str, Any]) -> str:
     return f'<details><summary><small>evidence as JSON</small></summary><pre class="json">{esc(text)}</pre></details>'
 
 
-def _statement_details(run: dict[str, Any], report_dir: Path | None, store_events: list[dict[str, Any]]) -> str:
+def changed_rules(record: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The claim's statements whose rule changed after their data (the registry's changed_after_data), by name."""
+    registered = record.get("registry", {}).get("statements", {})
+    return {name: entry["changed_after_data"] for name, entry in registered.items() if entry.get("changed_after_data")}
+
+
+def changed_rule_html(name: str, changed: dict[str, str]) -> str:
+    """One line saying that a statement's test, level or expectation changed after its data: when, where, why."""
+    return (
+        f'<small class="changed-after-data"><b>rule changed after its data</b> ({esc(name)}): '
+        f"{esc(changed.get('date', ''))}, commit <code>{esc(changed.get('commit', ''))}</code>: "
+        f"{esc(changed.get('why', ''))}</small>"
+    )
+
+
+def _statement_details(
+    run: dict[str, Any],
+    report_dir: Path | None,
+    store_events: list[dict[str, Any]],
+    changed: dict[str, str] | None = None,
+) -> str:
     outcome = run["outcome"]
     label = f"{outcome} (registered: {run['expected']})"
     anchor = slug(run["test"])
@@ -173,6 +193,7 @@ def _statement_details(run: dict[str, Any], report_dir: Path | None, store_event
             f"{badge(label, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))} "
         ),
         f"<small>{esc(run['test'])}</small>{permalink(anchor)}</summary>",
+        *([f"<p>{changed_rule_html(run['statement'], changed)}</p>"] if changed else []),
         f"<p><i>{esc(run['text'])}</i></p>",
     ]
     if run.get("reason"):
@@ -363,14 +384,18 @@ def _claim_rows(r: dict[str, Any], report_dir: Path | None, store_events: dict[s
         details.append(
             f"<p><small>statements without tests: {esc(', '.join(r['statements_without_tests']))}</small></p>"
         )
-    details.extend(_statement_details(run, report_dir, store_events.get(run["test"], [])) for run in r["statements"])
+    changed = changed_rules(r)
+    details.extend(
+        _statement_details(run, report_dir, store_events.get(run["test"], []), changed.get(run["statement"]))
+        for run in r["statements"]
+    )
     details.append("</details>")
     findings = side_findings(r)
     side = (
         f"<br><small><b>side findings</b> (refuted as registered): {esc(', '.join(findings))}</small>"
         if findings
         else ""
-    )
+    ) + "".join(f"<br>{changed_rule_html(name, entry)}" for name, entry in changed.items())
     return (
         f'<tr id="{esc(anchor)}" class="claim" {data}>'
         f"<td><b>{esc(r['key'])}</b> <code>{esc(r['id'])}</code>{permalink(anchor)}"
