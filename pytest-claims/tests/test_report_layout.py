@@ -144,3 +144,64 @@ def test_a_replication_set_is_titled_as_the_suite_with_each_seeds_key_numbers(pa
     # the environment line is the seeds', not the first seed's alone; the runs table names each run's seed
     assert "<b>master_seed</b> varies between runs (see runs)" in merged
     assert "<tr><th>seed</th><th>tier</th>" in merged and "<tr><td>4242</td>" in merged
+
+
+@pytest.mark.smoke
+def test_the_verdicts_come_first_and_the_run_environment_and_budget_are_folded_below(page):
+    _, text = page
+    first_claim = text.index('class="claim"')
+    folded = text.index('<details class="run-details">')
+    assert first_claim < folded, "a claim row must come before the run's details"
+    below = text[folded:]
+    assert "<h2>Run</h2>" in below and "False-alarm budget" in below
+    assert "<h2>Run</h2>" not in text[:folded] and "False-alarm budget" not in text[:folded]
+    assert "claimsFoldEnvironment" in text  # pytest-html's environment table is moved into a fold below too
+
+
+@pytest.mark.smoke
+def test_figures_open_full_size_on_a_click(page):
+    _, text = page
+    assert re.search(r'<img class="thumb" tabindex="0" src="data:image/png;base64,', text)
+    assert "img.full{" in text and "claimsZoom" in text
+
+
+def _statement(outcome: str, mutants: list[dict] = ()) -> dict:
+    return {"outcome": outcome, "mutants": list(mutants)}
+
+
+@pytest.mark.smoke
+def test_the_statement_counts_keep_mutants_apart():
+    from pytest_claims.report import _test_counts_html
+
+    killed = {"outcome": "refuted", "killed": True}
+    survived = {"outcome": "held", "killed": False}
+    payload = {
+        "claims": [
+            {"statements": [_statement("held", [killed, killed]), _statement("inconclusive")]},
+            {"statements": [_statement("skipped"), _statement("held", [survived])]},
+        ]
+    }
+    shown = _test_counts_html(payload)
+    assert "2 held, 1 inconclusive, 1 skipped" in shown
+    assert "mutants: 2 killed of 3" in shown
+
+
+@pytest.mark.smoke
+def test_a_continued_chain_is_drawn_from_its_ledger_numbers_only():
+    from pytest_claims.report import chain_svg
+
+    block = {
+        "held_alpha": 0.01,
+        "refute_alpha": 1e-4,
+        "ledger": [
+            {"log_e_for": 0.5, "log_e_against": -0.4},
+            {"log_e_for": 2.0, "log_e_against": "<script>alert(1)</script>"},
+            {"log_e_for": 4.9, "log_e_against": -2.0},
+        ],
+    }
+    svg = chain_svg("<b>rate</b>", block)
+    polylines = re.findall(r'<polyline points="([^"]*)"', svg)
+    assert [len(p.split()) for p in polylines] == [3, 2]  # the text value is not a point
+    assert "holds at ln E = 4.61" in svg and "refuted at ln E = 9.21" in svg
+    assert "<script>" not in svg and "<b>rate</b>" not in svg and "&lt;b&gt;rate&lt;/b&gt;" in svg
+    assert chain_svg("rate", {"ledger": []}) == ""

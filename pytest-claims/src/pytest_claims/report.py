@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -209,12 +210,17 @@ def _statement_details(
             f"{run['inconclusive_chance']:.3g}</small></p>"
         )
     parts.append(evidence_table(run.get("evidence", {})))
+    parts.extend(chain_svg(name, value["anytime"]) for name, value in _anytime_blocks(run.get("evidence", {})))
     parts.append(evidence_json(run.get("evidence", {})))
     for figure in run.get("figures", []):
         src = _image(report_dir, figure["path"])
         parts.append(
             f"<p>{esc(figure['title'])}<br>"
-            + (f'<img src="{src}" style="max-width:640px">' if src else f"<code>{esc(figure['path'])}</code>")
+            + (
+                f'<img class="figure" tabindex="0" src="{src}" title="click: full size">'
+                if src
+                else f"<code>{esc(figure['path'])}</code>"
+            )
             + "</p>"
         )
     if run.get("mutants"):
@@ -236,6 +242,56 @@ def _statement_details(
         parts.append(f"<p><b>results</b></p><ul>{items}</ul>")
     parts.append("</details>")
     return "".join(parts)
+
+
+def _anytime_blocks(evidence: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (k, v)
+        for k, v in evidence.items()
+        if isinstance(v, dict) and isinstance(v.get("anytime"), dict) and isinstance(v["anytime"].get("ledger"), list)
+    ]
+
+
+def _level_line(alpha: Any) -> float | None:
+    return -math.log(alpha) if isinstance(alpha, (int, float)) and 0 < alpha < 1 else None
+
+
+def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 170) -> str:
+    """A continued statement's chain as an inline chart (no image library): ln E for and against after each batch
+    of its ledger, and the lines 1/alpha where each decides. Only numbers from the payload reach the SVG."""
+    points = []
+    for batch in block["ledger"]:
+        pair = [batch.get("log_e_for") if isinstance(batch, dict) else None,
+                batch.get("log_e_against") if isinstance(batch, dict) else None]  # fmt: skip
+        points.append([float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None for v in pair])
+    held, refute = _level_line(block.get("held_alpha")), _level_line(block.get("refute_alpha"))
+    values = [v for pair in points for v in pair if v is not None] + [v for v in (held, refute) if v is not None]
+    if not points or not values:
+        return ""
+    low, high = min(0.0, *values), max(0.0, *values)
+    span, left, right, top, bottom = (high - low) or 1.0, 40, width - 10, 10, height - 25
+    x = lambda i: left + (right - left) * (i / max(1, len(points) - 1))  # noqa: E731 (a scale)
+    y = lambda v: bottom - (bottom - top) * (v - low) / span  # noqa: E731 (a scale)
+    parts = [f'<svg class="chain" width="{width}" height="{height}" role="img" aria-label="chain of {esc(what)}">']
+    for level, colour, name in ((held, "#1a7f37", "holds"), (refute, "#cf222e", "refuted")):
+        if level is not None:
+            parts.append(
+                f'<line x1="{left}" x2="{right}" y1="{y(level):.1f}" y2="{y(level):.1f}" stroke="{colour}" '
+                f'stroke-dasharray="4 3"/><text x="{left + 2}" y="{y(level) - 3:.1f}" font-size="10" '
+                f'fill="{colour}">{name} at ln E = {level:.3g}</text>'
+            )
+    for side, colour in ((0, "#0969da"), (1, "#bf3989")):
+        line = [(x(i), y(p[side])) for i, p in enumerate(points) if p[side] is not None]
+        if line:
+            path = " ".join(f"{a:.1f},{b:.1f}" for a, b in line)
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+            parts.extend(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="2.5" fill="{colour}"/>' for a, b in line)
+    parts.append(
+        f'<line x1="{left}" x2="{right}" y1="{y(0.0):.1f}" y2="{y(0.0):.1f}" stroke="#8c959f"/>'
+        f'<text x="{left}" y="{height - 8}" font-size="10">batch 1 .. {len(points)}: ln E for the statement '
+        "(blue) and against it (pink)</text></svg>"
+    )
+    return f"<p><small>{esc(what)}: its chain by batch</small><br>{''.join(parts)}</p>"
 
 
 def _conditions(changes: dict[str, Any]) -> list[dict[str, str]]:
@@ -311,25 +367,10 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         replication_html(payload.get("replication")),
         changes_html(payload.get("changes")),
     ]
-    parts.append("<h2>Run</h2>" + _runs_html(payload))
-    parts.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
     counts = {v: sum(r["verdict"] == v for r in payload["claims"]) for v in VERDICTS}
     parts.append("<p>" + " ".join(badge(f"{n} {v}", COLOURS[v]) for v, n in counts.items() if n) + "</p>")
-    reference = payload.get("reference_tests", [])
-    if reference:
-        bad = [r for r in reference if r["outcome"] not in (HELD, SKIPPED)]
-        parts.append(
-            f"<p>{len(reference)} reference tests of the kernels and the harness: "
-            f"{len(reference) - len(bad)} passed or skipped"
-            + (
-                f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}"
-                if bad
-                else ""
-            )
-            + "</p>"
-        )
+    parts.append(_test_counts_html(payload))
     parts.append(filters_html(payload))
-    parts.append(false_alarm_html(payload.get("false_alarm")))
     for paper, meta in payload["papers"].items():
         records = [r for r in payload["claims"] if r["paper"] == paper]  # the registry's (the paper's) order
         if not records:
@@ -344,12 +385,46 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         for r in records:
             parts.append(_claim_rows(r, report_dir, store_events))
         parts.append("</table></section>")
+    # What the verdicts rest on, folded below them: the run, its environment, the reference tests, the budget
+    below = ["<h2>Run</h2>" + _runs_html(payload)]
+    below.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
+    below.append(_reference_html(payload.get("reference_tests", [])))
+    below.append(false_alarm_html(payload.get("false_alarm")))
+    parts.append(
+        '<details class="run-details"><summary><b>The run, its environment, reference tests and false-alarm '
+        f"budget</b></summary>{''.join(below)}</details>"
+    )
     parts.append("</div>")
     parts.append(SCRIPT)
     return "\n".join(parts)
 
 
 CLAIM_COLUMNS = 5
+
+
+def _reference_html(reference: list[dict[str, Any]]) -> str:
+    if not reference:
+        return ""
+    bad = [r for r in reference if r["outcome"] not in (HELD, SKIPPED)]
+    failed = f", <b style='color:#cf222e'>{len(bad)} failed</b>: {esc(', '.join(r['test'] for r in bad))}"
+    return (
+        f"<p>{len(reference)} reference tests of the kernels and the harness: "
+        f"{len(reference) - len(bad)} passed or skipped{failed if bad else ''}</p>"
+    )
+
+
+def _test_counts_html(payload: dict[str, Any]) -> str:
+    """The statement tests' ends and the mutants' as the terminal counts them, apart (pytest-html's own counts
+    above the table count each mutant's run as a passed test)."""
+    runs = [s for r in payload.get("claims", []) for s in r["statements"]]
+    ends: dict[str, int] = {}
+    for run in runs:
+        ends[run["outcome"]] = ends.get(run["outcome"], 0) + 1
+    mutants = [m for run in runs for m in run.get("mutants", [])]
+    killed = sum(end_of(m) in (KILL_REFUTED, KILL_GUARD) for m in mutants)
+    shown = ", ".join(f"{n} {end}" for end, n in sorted(ends.items())) or "none"
+    tail = f"; mutants: {killed} killed of {len(mutants)}" if mutants else ""
+    return f"<p><small><b>statement tests</b>: {esc(shown)}{esc(tail)}</small></p>"
 
 
 def side_findings(record: dict[str, Any]) -> list[str]:
@@ -371,7 +446,11 @@ def _claim_rows(r: dict[str, Any], report_dir: Path | None, store_events: dict[s
     thumb = ""
     if r.get("figure"):
         src = _image(report_dir, r["figure"]["path"])
-        thumb = f'<img class="thumb" src="{src}" title="{esc(r["figure"]["title"])}">' if src else ""
+        thumb = (
+            f'<img class="thumb" tabindex="0" src="{src}" title="{esc(r["figure"]["title"])} (click: full size)">'
+            if src
+            else ""
+        )
     tiers = sorted(set(r["tiers_run"]) | {s["tier"] for s in r["statements"]})
     data = f'data-verdict="{esc(r["verdict"])}" data-tiers="{esc(" ".join(tiers))}"'
     anchor = slug(r["id"])

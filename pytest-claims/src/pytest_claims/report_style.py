@@ -27,7 +27,11 @@ STYLE = """
 .claims-verdicts summary{cursor:pointer}
 .claims-verdicts .ev td{font-size:12px;padding:2px 4px}
 .claims-verdicts .ev td:first-child{width:28%}
-.claims-verdicts img.thumb{max-width:100%;max-height:120px;border:1px solid #d0d7de}
+.claims-verdicts img.thumb{max-width:100%;max-height:120px;border:1px solid #d0d7de;cursor:zoom-in}
+.claims-verdicts img.figure{max-width:640px;cursor:zoom-in}
+.claims-verdicts img.full{position:fixed;inset:2%;max-width:96%;max-height:96%;margin:auto;z-index:10;
+  background:#fff;border:2px solid #57606a;box-shadow:0 0 0 100vmax rgba(0,0,0,.45);cursor:zoom-out}
+.claims-verdicts details.run-details{margin-top:1.5em}
 .claims-verdicts .changes{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;margin:8px 0}
 .claims-verdicts .claim-text{margin:4px 0;font-size:13px}
 .claims-verdicts .more>td{border-top:none;background:#fcfcfd}
@@ -70,6 +74,25 @@ function claimsOpen(){
   el.scrollIntoView();
 }
 document.addEventListener('change',function(e){if(e.target.closest('.claims-filters'))claimsFilter();});
+// a figure opens full size on a click (Enter too) and closes on the next; Escape closes it
+function claimsZoom(img){var open=img.classList.contains('full');
+  document.querySelectorAll('.claims-verdicts img.full').forEach(function(i){i.classList.remove('full');});
+  if(!open)img.classList.add('full');}
+document.addEventListener('click',function(e){
+  var img=e.target.closest('.claims-verdicts img.thumb,.claims-verdicts img.figure');if(img)claimsZoom(img);});
+document.addEventListener('keydown',function(e){var img=e.target.closest&&e.target.closest('.claims-verdicts img');
+  if(e.key==='Escape')document.querySelectorAll('.claims-verdicts img.full').forEach(function(i){
+    i.classList.remove('full');});
+  else if(img&&e.key==='Enter')claimsZoom(img);});
+// pytest-html's environment table, folded below the verdicts (a reader comes for the verdicts first)
+function claimsFoldEnvironment(){
+  var env=document.getElementById('environment');var root=document.querySelector('.claims-verdicts');
+  if(!env||!root||env.closest('details'))return;var d=document.createElement('details');
+  d.innerHTML='<summary><b>Environment (pytest-html)</b></summary>';
+  var head=env.previousElementSibling;if(head&&/^H[1-6]$/.test(head.tagName))head.remove();
+  d.appendChild(env);root.appendChild(d);}
+document.addEventListener('DOMContentLoaded',claimsFoldEnvironment);
+if(document.readyState!=='loading')claimsFoldEnvironment();
 window.addEventListener('hashchange',claimsOpen);
 document.addEventListener('DOMContentLoaded',claimsOpen);
 if(document.readyState!=='loading')claimsOpen();
