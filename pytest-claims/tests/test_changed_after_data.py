@@ -65,7 +65,7 @@ def test_the_mark_reaches_verdicts_json_and_the_report_beside_both_verdicts_also
         assert "the rule <now>" not in text  # escaped
 
 
-def test_the_suites_registry_marks_the_l6_statement_changed_by_6025f36():
+def test_the_suites_registry_marks_the_l6_statements_changed_after_their_data():
     root = Path(__file__).resolve().parents[2]
     registry = load_registry(root / "claims" / "registry.toml", ("smoke", "full", "gpu"))
     marked = {
@@ -74,5 +74,9 @@ def test_the_suites_registry_marks_the_l6_statement_changed_by_6025f36():
         for name, s in c.statements.items()
         if s.changed_after_data
     }
-    ((where, mark),) = marked.items()
-    assert where[1] == "erm-accuracy-falls-late" and mark["commit"] == "6025f36" and mark["date"] == "2026-12-03"
+    found = {where[1]: (mark["commit"], mark["date"]) for where, mark in marked.items()}
+    assert found == {
+        "erm-accuracy-falls-late": ("6025f36", "2026-12-03"),  # its rule; then not required (said in its reason)
+        "baseline-requires-1e-5": ("6f9c089", "2026-12-05"),  # not required since its continuation decides
+        "proposed-lower-objective": ("6f9c089", "2026-12-05"),
+    }
