@@ -4,3 +4,4 @@
 rm -rf .pytest_cache
 .venv/bin/pytest -m smoke
 cp reports/verdicts.json "$work/fresh.json"
+cp reports/verdict.html "$work/fresh.html"

@@ -89,7 +89,8 @@ function claimsFoldEnvironment(){
   var env=document.getElementById('environment');var root=document.querySelector('.claims-verdicts');
   if(!env||!root||env.closest('details'))return;var d=document.createElement('details');
   d.innerHTML='<summary><b>Environment (pytest-html)</b></summary>';
-  var head=env.previousElementSibling;if(head&&/^H[1-6]$/.test(head.tagName))head.remove();
+  var head=document.getElementById('environment-header')||env.previousElementSibling;  // pytest-html 4: its h2
+  if(head&&(head.id==='environment-header'||/^H[1-6]$/.test(head.tagName)))head.remove();
   d.appendChild(env);root.appendChild(d);}
 document.addEventListener('DOMContentLoaded',claimsFoldEnvironment);
 if(document.readyState!=='loading')claimsFoldEnvironment();
