@@ -205,3 +205,23 @@ def test_a_continued_chain_is_drawn_from_its_ledger_numbers_only():
     assert "holds at ln E = 4.61" in svg and "refuted at ln E = 9.21" in svg
     assert "<script>" not in svg and "<b>rate</b>" not in svg and "&lt;b&gt;rate&lt;/b&gt;" in svg
     assert chain_svg("rate", {"ledger": []}) == ""
+
+
+@pytest.mark.smoke
+def test_each_papers_bounds_are_drawn_against_their_thresholds():
+    from pytest_claims.report import bounds_svg
+
+    def record(key: str, *values: dict) -> dict:
+        runs = [{"statement": f"s{i}", "tier": "smoke", "evidence": {"<i>rate</i>": v}} for i, v in enumerate(values)]
+        return {"key": key, "statements": runs}
+
+    shown = {"lower": 0.92, "upper": 0.99, "threshold": 0.9, "statement": "rate >= 0.9"}
+    refuted = {"lower": 0.1, "upper": 0.3, "threshold": 0.5, "statement": "rate >= 0.5"}
+    across = {"lower": 0.01, "upper": 0.2, "threshold": 0.1, "statement": "rate <= 0.1"}
+    below = {"lower": 0.0, "upper": 0.07, "threshold": 0.1, "statement": "value <= 0.1"}
+    svg = bounds_svg([record("K1", shown, refuted), record("K2", across, below, {"lower": "x", "threshold": 1})])
+    colours = re.findall(r'stroke="(#[0-9a-f]{6})" stroke-width="5"', svg)
+    assert colours == ["#1a7f37", "#cf222e", "#8c959f", "#1a7f37"]  # the text-valued record is left out
+    assert "bounds against thresholds (4)" in svg and "&lt;i&gt;rate&lt;/i&gt;" in svg and "<i>" not in svg
+    assert "2 more in the statement folds" in bounds_svg([record("K1", shown, refuted, across, below)], most=2)
+    assert bounds_svg([record("K1")]) == ""

@@ -294,6 +294,56 @@ def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 
     return f"<p><small>{esc(what)}: its chain by batch</small><br>{''.join(parts)}</p>"
 
 
+def _bounds(records: list[dict[str, Any]]) -> list[tuple[str, float, float, float, str]]:
+    """(label, lower, upper, threshold, side) of every bounded decision in these claims' statement runs: evidence
+    values with numeric lower, upper and threshold (decide_rate, decide_interval), side '>=' or '<='."""
+    out = []
+    for record in records:
+        for run in record["statements"]:
+            for what, value in run.get("evidence", {}).items():
+                if not isinstance(value, dict):
+                    continue
+                numbers = [value.get(k) for k in ("lower", "upper", "threshold")]
+                if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in numbers):
+                    continue
+                side = "<=" if "<" in str(value.get("statement", ">=")) else ">="
+                out.append((f"{record['key']} {run['statement']} ({run['tier']}): {what}", *numbers, side))
+    return out
+
+
+def bounds_svg(records: list[dict[str, Any]], most: int = 40, width: int = 760) -> str:
+    """A paper's bounded decisions as one chart: per decision its interval [lower, upper] on its own scale, the
+    threshold marked, green where the interval lies on the statement's side of it, red on the other, grey across."""
+    rows = _bounds(records)
+    if not rows:
+        return ""
+    shown, row_height, label_width = rows[:most], 16, 330
+    height = row_height * len(shown) + 24
+    parts = [f'<svg class="bounds" width="{width}" height="{height}" role="img" aria-label="bounds and thresholds">']
+    for i, (label, lower, upper, threshold, side) in enumerate(shown):
+        low, high = min(lower, threshold), max(upper, threshold)
+        pad = (high - low) * 0.1 or abs(threshold) * 0.1 or 0.1
+        scale = lambda v: label_width + 10 + (width - label_width - 20) * (v - low + pad) / (high - low + 2 * pad)  # noqa: E731
+        above = lower >= threshold if side == ">=" else upper <= threshold
+        below = upper < threshold if side == ">=" else lower > threshold
+        colour = "#1a7f37" if above else "#cf222e" if below else "#8c959f"
+        y, tick = 14 + i * row_height, scale(threshold)
+        parts.append(
+            f'<text x="0" y="{y + 4}" font-size="10">{esc(label[:60])}</text>'
+            f'<line x1="{scale(lower):.1f}" x2="{max(scale(upper), scale(lower) + 2):.1f}" y1="{y}" y2="{y}" '
+            f'stroke="{colour}" stroke-width="5"/>'
+            f'<line x1="{tick:.1f}" x2="{tick:.1f}" y1="{y - 6}" y2="{y + 6}" stroke="#24292f"/>'
+            f'<text x="{tick + 3:.1f}" y="{y - 2}" font-size="8">{side} {significant(threshold)}</text>'
+        )
+    parts.append(
+        f'<text x="0" y="{height - 4}" font-size="10">each interval on its own scale; the black tick is its threshold'
+        f"{f'; {len(rows) - most} more in the statement folds' if len(rows) > most else ''}</text></svg>"
+    )
+    return (
+        f"<details><summary><small>bounds against thresholds ({len(rows)})</small></summary>{''.join(parts)}</details>"
+    )
+
+
 def _conditions(changes: dict[str, Any]) -> list[dict[str, str]]:
     """The conditions the two runs differ in, escaped (they come from files)."""
     return [{k: esc(c.get(k, "")) for k in ("name", "before", "after")} for c in changes.get("conditions") or []]
@@ -384,7 +434,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         )
         for r in records:
             parts.append(_claim_rows(r, report_dir, store_events))
-        parts.append("</table></section>")
+        parts.append("</table>" + bounds_svg(records) + "</section>")
     # What the verdicts rest on, folded below them: the run, its environment, the reference tests, the budget
     below = ["<h2>Run</h2>" + _runs_html(payload)]
     below.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
