@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
+from pytest_claims.key_numbers import key_numbers
 from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocabulary, also read from here)
     ANY_TIER,
     CRASHED,
@@ -118,13 +119,6 @@ def inconclusive_chance_of(evidence: dict[str, Any]) -> float | None:
 
 def as_registered(outcome: str, statement: Statement) -> bool:
     return (outcome, statement.expected) in ((HELD, Expected.HOLDS), (REFUTED, Expected.REFUTED))
-
-
-def _param_label(test: str) -> str:
-    """The parametrisation of a test id ("smoke", "full-100k", ...), or the test's name."""
-    if "[" in test and test.endswith("]"):
-        return test[test.index("[") + 1 : -1]
-    return test.rsplit("::", 1)[-1]
 
 
 @dataclass
@@ -302,33 +296,6 @@ def _not_reached(inputs: ClaimInputs) -> str:
         f"the run was cut off ({inputs.interrupted_by or 'interrupted'}) "
         f"before {len(tests)} of its selected tests: {shown}; rerun with the same store to resume"
     )
-
-
-_MISSING = object()
-
-
-def evidence_value(evidence: dict[str, Any], name: str) -> Any:
-    """The evidence recorded under `name`, or one field of a record: `name.field` (as `fixed-point rate.lower`
-    picks the lower bound of what decide_rate recorded) where no evidence is named `name.field` itself;
-    _MISSING where there is neither."""
-    if name in evidence:
-        return evidence[name]
-    record, dot, field = name.rpartition(".")
-    found = evidence.get(record) if dot else None
-    return found[field] if isinstance(found, dict) and field in found else _MISSING
-
-
-def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
-    """The registry's key numbers of a claim, with the value of every run that recorded them."""
-    out = []
-    for entry in claim.key_numbers:
-        statement, _, name = (part.strip() for part in entry.partition(":"))
-        found = [(r, evidence_value(r.evidence, name)) for r in runs if r.statement == statement]
-        values = [
-            {"run": _param_label(r.test), "tier": r.tier, "value": value} for r, value in found if value is not _MISSING
-        ]
-        out.append({"label": entry, "values": values})
-    return out
 
 
 def thumbnail(claim: Claim, runs: list[StatementRun]) -> dict[str, str] | None:
