@@ -128,7 +128,8 @@ def decide_two_proportions(
     claims_batch fixture) of each batch's conditional e-value given its margins (ANYTIME.md 3.2; w_inf: the weight
     on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when the mirror product
     (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the spec measured.
-    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused. `what` names it in messages
+    and keys its evidence; returns the decision's record when held, raises ClaimRefuted or StatementInconclusive."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
@@ -164,7 +165,8 @@ def decide_safe_t(
     f_nct(t; nu, sqrt(n_eff) delta) / f_t(t; nu) (pytest_claims.anytime_t), for the effect `delta` in standard
     deviations fixed before the data; held when it reaches 1 / held_alpha (default alpha), refuted when the product
     at -t (the effect -delta) reaches 1 / alpha. Each batch's t is of its own data alone.
-    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+    pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused. `what` names it in messages
+    and keys its evidence; returns the decision's record when held, raises ClaimRefuted or StatementInconclusive."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)

@@ -19,6 +19,7 @@ import math
 from statistics import NormalDist
 from typing import Any
 
+from pytest_claims.anytime import NEEDED_TRIALS_MOST, no_trials_reason
 from pytest_claims.anytime_batches import decide_test_spent
 from pytest_claims.anytime_rate import chosen_prior, decide_rate_anytime
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
@@ -35,14 +36,18 @@ from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconcl
 from pytest_claims.shown_numbers import significant
 
 
-def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
-    """End the statement test as inconclusive (`needed`: the sample size in total that would decide it; `done`:
-    the sample size this run had, so the message can say how many more)."""
+def statement_inconclusive(
+    message: str, *, needed: int | None = None, done: int | None = None, no_needed_reason: str = ""
+) -> None:
+    """End the statement test as inconclusive; never returns (raises StatementInconclusive). `message`: what
+    straddled what; `needed`: the sample size in total that would decide it, or None where none is given;
+    `done`: the sample size this run had, so the message can say how many more; `no_needed_reason`: where
+    `needed` is None, why (anytime.no_trials_reason's words: "more than 10,000,000 trials in total would be
+    needed ..."), so the hint never just vanishes."""
     __tracebackhide__ = True
     more = f" ({needed - done} more)" if needed and done else ""
-    raise StatementInconclusive(
-        message + (f"; {needed} trials in total{more} would decide it at the observed rate" if needed else ""), needed
-    )
+    hint = f"; {needed} trials in total{more} would decide it at the observed rate" if needed else ""
+    raise StatementInconclusive(message + (hint or (f"; {no_needed_reason}" if no_needed_reason else "")), needed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -58,7 +63,7 @@ def trials_to_decide(
     at_least: bool,
     trials: int = 1,
     held_alpha: float | None = None,
-    most: int = 10_000_000,
+    most: int = NEEDED_TRIALS_MOST,
 ) -> int | None:
     """The least number of trials, at least `trials` (those already run), that would decide 'rate >= threshold'
     (at_least) or 'rate <= threshold' with the observed `rate` kept, by the exact Clopper-Pearson bounds
@@ -68,8 +73,12 @@ def trials_to_decide(
     success and make the answer hinge on rounding. Only one side can decide: the held side when the rate lies on
     the statement's side of the threshold, else the refuting side; that bound nears the rate as N grows, and
     the answer is found by doubling then bisection (about 2 log2(N / trials) bounds; tests/test_needed_trials.py
-    checks it against a scan over every N). None when the rate sits on the threshold, the deciding side's level
-    is 0, or the answer exceeds `most`."""
+    checks it against a scan over every N).
+
+    Returns the number of trials in total, or None: when the rate sits on the threshold (no sample size decides
+    it at that rate), when the deciding side's level is 0, or when the answer exceeds `most` (NEEDED_TRIALS_MOST,
+    1e7, by default); `anytime.no_trials_reason(rate, threshold, alpha, at_least=..., held_alpha=..., most=...)`
+    says which, in the words decide_rate's inconclusive message uses."""
     rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
     check_level("alpha", alpha)
     held_alpha = alpha if held_alpha is None else held_alpha
@@ -220,13 +229,17 @@ def decide_interval(
     done: int | None = None,
     held_confidence: float | None = None,
     inconclusive_chance: float | None = None,
+    no_needed_reason: str = "",
 ) -> dict[str, Any]:
-    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds: the one
-    on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false alarm).
+    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds, `lower` and
+    `upper`: the one on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false
+    alarm).
     Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
     other side, inconclusive otherwise. `inconclusive_chance`, where the caller can compute it, is recorded
     beside `refute_alpha`: the chance of an inconclusive end at this sample size. An alpha of 0 (a false alarm
-    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error."""
+    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error.
+    `needed`, `done` and `no_needed_reason` go to the inconclusive message (statement_inconclusive). Returns the
+    decision's record (also recorded under `what`) when held; raises ClaimRefuted or StatementInconclusive."""
     __tracebackhide__ = True
     _check_levels(alpha, held_confidence)
     for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
@@ -259,7 +272,12 @@ def decide_interval(
     if refuted:
         refute(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
     if not held:
-        statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed, done=done)
+        statement_inconclusive(
+            f"{what}: the interval {interval} straddles {threshold:g}",
+            needed=needed,
+            done=done,
+            no_needed_reason=no_needed_reason,
+        )
     return found
 
 
@@ -283,7 +301,12 @@ def decide_rate(
     `anytime` (True: a uniform prior; a BetaPrior; a planned number of trials), or the statement's registered
     `decision = "anytime"`, decides by the anytime-valid e-process instead, over the statement's ledger with this
     run's batch (`batch`: the claims_batch fixture) added: pytest_claims.anytime_rate. None (the default) keeps
-    the registry's choice, and the fixed-sample rule where it says none; a call that contradicts it is refused."""
+    the registry's choice, and the fixed-sample rule where it says none; a call that contradicts it is refused.
+
+    `successes` of `trials`; `at_least`: True for 'rate >= threshold', False for 'rate <= threshold'; `what` names
+    the rate in messages and keys its evidence (`what` and `"<what> counts"`). Returns the decision's record when
+    held; raises ClaimRefuted (refuted) or StatementInconclusive (neither, saying how many trials in total would
+    decide it, or why no number is given: trials_to_decide)."""
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
@@ -334,6 +357,11 @@ def decide_rate(
         )
         if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
         else None,
+        no_needed_reason=no_trials_reason(
+            successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha
+        )
+        if needed is None
+        else "",
     )
 
 
@@ -354,7 +382,10 @@ def decide_test(
 
     A statement registered `decision = "anytime"` spends its levels over continuation rounds instead (a p-value read
     again after more data loses its level): round k, this run's `batch` (the claims_batch fixture) plus 1, tests at
-    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent)."""
+    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent).
+
+    `what` names the effect in messages and keys its evidence. Returns the decision's record when held; raises
+    ClaimRefuted or StatementInconclusive otherwise."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     if held_alpha is not None:
