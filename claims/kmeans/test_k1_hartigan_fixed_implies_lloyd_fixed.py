@@ -103,7 +103,8 @@ def test_every_hartigan_fixed_partition_is_lloyd_fixed(evidence, tier, search):
 
     check()
     evidence.headline(hartigan_fixed_partitions_checked=checked["hartigan_fixed_checked"], violations=0)
-    evidence.record(**checked, search=f"hypothesis, derandomized, {examples} examples, n<=12, k in {ks}, d in {dims}")
+    described = f"hypothesis, seeded by (master seed, test), {examples} examples, n<=12, k in {ks}, d in {dims}"
+    evidence.record(**checked, search=described)
     # Endpoints are Hartigan-fixed by construction, so they do not show that the search reaches the
     # cases that matter: require Hartigan-fixed partitions that Hartigan did not produce, and some
     # with an exact tie between a point's own and another mean (where the tie rules decide).

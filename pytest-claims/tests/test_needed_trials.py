@@ -178,3 +178,20 @@ def test_a_confidence_near_1_is_not_shown_as_1():
     with pytest.raises(StatementInconclusive) as ended:
         decide_rate(999, 1000, 0.995, at_least=True, alpha=1e-7, what="rate", held_confidence=1 - 1e-7)
     assert "at confidence 0.9999999 to hold, 0.9999999 to refute: false alarm 1e-07" in str(ended.value)
+
+
+@pytest.mark.parametrize("anytime", [None, True], ids=["fixed", "anytime"])
+def test_where_no_sample_size_is_given_the_message_says_why(anytime):
+    """Past the search's cap (1e7 trials) the hint used to vanish, exactly in the near-threshold cases."""
+    cases = [
+        (5001, "more than 10,000,000 trials in total would be needed to decide it at the observed rate"),
+        (5000, "the observed rate equals the threshold 0.5: no number of trials decides it at that rate"),
+    ]
+    for successes, reason in cases:
+        assert trials_to_decide(successes / 10_000, 0.5, 1e-4, at_least=True, trials=10_000) is None
+        with pytest.raises(StatementInconclusive) as ended:
+            decide_rate(successes, 10_000, 0.5, at_least=True, alpha=1e-4, what="rate", anytime=anytime)
+        assert str(ended.value).endswith(reason) or f"; {reason};" in str(ended.value), str(ended.value)
+    with pytest.raises(StatementInconclusive) as ended:  # never refuted at level 0: the refuting side decides
+        decide_rate(4999, 10_000, 0.5, at_least=True, alpha=0.0, what="rate", held_confidence=0.9999)
+    assert "the refuting side (a false alarm of 0) has level 0, so no number of trials decides it" in str(ended.value)

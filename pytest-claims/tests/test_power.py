@@ -198,14 +198,22 @@ def test_the_registry_can_say_why_an_end_is_expected(pytester):
     result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "--html=out/report.html")
     assert result.ret == 0
     page = (pytester.path / "out" / "report.html").read_text()
-    assert "killed 4 of 6" in page and "refuted 2, guard 2, errored 1, undecided 1; 2 as the registry expects" in page
+    ends = (
+        "held (registered refuted): killed 1, refuted (registered holds): killed 1, "
+        "a guard failed (registered holds): killed 2, errored (registered holds): not a kill 1, "
+        "inconclusive (registered holds): not a kill 1; 2 as the registry expects"
+    )
+    assert "killed 4 of 6" in page and ends in page
     record = claim(pytester)
     assert record["verdict"] == "verified"
     strength = record["power"]
     assert (strength["killed"], strength["of"], strength["expected"]) == (4, 6, 2)  # still not counted as kills
     assert strength["statements"]["area"]["expected_ends"] == {"errors": "errored: a NameError, as a typo would"}
     result.stdout.fnmatch_lines(
-        ["*R1  verified*[[]mutants killed 4/6: *errored 1, undecided 1, 2 errored or undecided as the registry*"]
+        [
+            "*R1  verified*[[]mutants killed 4/6: *errored (registered holds): not a kill 1, inconclusive (registered "
+            "holds): not a kill 1, 2 errored or undecided as the registry*"
+        ]
     )
 
 
@@ -244,13 +252,17 @@ def test_verbose_shows_a_line_per_mutant_and_progress_per_statement(pytester):
     result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "-v")
     result.stdout.fnmatch_lines_random(
         [
-            "test_rect.py::test_area@w-plus-h KILLED (guard)*",
-            "test_rect.py::test_area@refuting KILLED (refuted)*",
+            "test_rect.py::test_area@w-plus-h KILLED: a guard failed (registered holds)*",
+            "test_rect.py::test_area@refuting KILLED: refuted (registered holds)*",
+            "test_rect.py::test_as_printed@w-plus-h KILLED: held (registered refuted)*",
             "test_rect.py::test_area@errors ERRORED*",
             "test_rect.py::test_area@survives SURVIVED*",
             "test_rect.py::test_square@no-side UNDECIDED*",
-            "mutants of toy/rect:area killed 2/4 (guard 1, refuted 1, errored 1, survived 1)  [[]*::test_area]",
-            "mutants of toy/rect:square killed 0/1 (undecided 1)  [[]test_rect.py::test_square]",
+            "mutants of toy/rect:area killed 2/4 (a guard failed (registered holds): killed 1, "
+            "refuted (registered holds): killed 1, errored (registered holds): not a kill 1, "
+            "held (registered holds): survived 1)  [[]*::test_area]",
+            "mutants of toy/rect:square killed 0/1 (inconclusive (registered holds): not a kill 1)  "
+            "[[]test_rect.py::test_square]",
         ]
     )
     # the items pass: a mutant one test misses may be killed by another of the statement (the verdict decides)
@@ -350,3 +362,26 @@ def test_mutant_items_follow_every_test_in_turns(pytester):
     ]
     plain = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--collect-only", "-q")
     assert not [line for line in plain.stdout.lines if "@" in line]  # without --mutants: no mutant items
+
+
+def test_a_mutant_beside_a_real_run_that_did_not_decide_is_never_counted_killed(tmp_path):
+    """A statement registered refuted, inconclusive in the real run: its mutant that held is no kill (the
+    statement never was refuted), and reads so."""
+    path = tmp_path / "registry.toml"
+    path.write_text(REGISTRY.format(area_mutants=ALL_AREA, area_expected="", square_expected=""), encoding="utf-8")
+    record = load_registry(path, ("smoke", "full")).claims["toy/rect"]
+    held = {"mutant": "w-plus-h", "killed": True, "outcome": "held", "kind": "refuted"}
+    beside = power(record, [StatementRun("t", "toy/rect", "as-printed", "smoke", "inconclusive", mutants=[held])])
+    assert (beside["killed"], beside["kinds"]["refuted"]) == (0, 0)
+    assert beside["statements"]["as-printed"]["not_counted"] == ["w-plus-h"]
+    assert beside["labels"] == {
+        "held (registered refuted): not counted: the statement did not decide as registered without the mutant": 1
+    }
+    decided = power(record, [StatementRun("t", "toy/rect", "as-printed", "smoke", "refuted", mutants=[held])])
+    assert decided["killed"] == 1 and decided["labels"] == {"held (registered refuted): killed": 1}
+    refuted = {"mutant": "w-plus-h", "killed": True, "outcome": "refuted", "kind": "refuted"}
+    holds = power(record, [StatementRun("t", "toy/rect", "area", "smoke", "inconclusive", mutants=[refuted])])
+    assert holds["killed"] == 0 and holds["statements"]["area"]["not_counted"] == ["w-plus-h"]
+    survived = {"mutant": "w-plus-h", "killed": False, "outcome": "refuted", "kind": "survived"}
+    quiet = power(record, [StatementRun("t", "toy/rect", "as-printed", "smoke", "inconclusive", mutants=[survived])])
+    assert quiet["survivors"] == []  # a survival beside an undecided real run breaks nothing either

@@ -142,3 +142,69 @@ def test_the_same_claims_seed_gives_the_same_verdicts_serially_and_under_xdist(p
     # a --hypothesis-seed the user gives wins: hypothesis draws as under master seed 11
     assert run(pytester.path, "--claims-seed", "12", "--hypothesis-seed", "11").returncode == 0
     assert bounded(pytester.path)["evidence"] == found[0]["claims"][2]["statements"][0]["evidence"]
+
+
+SEARCH_CONFTEST = """
+from hypothesis import settings
+
+settings.register_profile("fixed", derandomize=True, database=None, deadline=None)
+settings.load_profile("fixed")
+"""
+
+SEARCH_TESTS = """
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pytest_claims import statement_holds
+
+
+def search():
+    drawn = []
+
+    @settings(max_examples=12)
+    @given(st.integers(min_value=0, max_value=10**9))
+    def check(n):
+        drawn.append(n)
+
+    check()
+    return drawn
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("demo/property", statement="bounded")
+@pytest.mark.parametrize("copy", ["a", "b"])
+def test_bounded(evidence, copy):
+    evidence.record(drawn=search())
+    statement_holds(True, "")
+
+
+@pytest.mark.smoke
+def test_reference(request):
+    (request.config.rootpath / "reference.txt").write_text(repr(search()))
+"""
+
+
+def drawn(where) -> dict[str, list[int]]:
+    payload = json.loads((where / "reports" / "verdicts.json").read_text())
+    found = [s for c in payload["claims"] for s in c["statements"] if s["statement"] == "bounded"]
+    return {s["test"].rpartition("[")[2].rstrip("]"): s["evidence"]["drawn"] for s in found}
+
+
+def test_a_statements_examples_follow_the_master_seed_and_its_test_under_a_derandomized_profile(project):
+    """A profile with derandomize=True draws the same examples under every seed; within a statement test the plugin
+    draws them from the master seed and the test's node id instead: they differ between two seeds and between two
+    tests, and are the same serially and under -n 2. A test that names no statement keeps the profile's draws."""
+    pytester = project()
+    (pytester.path / "conftest.py").write_text(SEARCH_CONFTEST)
+    (pytester.path / "test_property.py").write_text(SEARCH_TESTS)
+    found, reference = {}, {}
+    for seed, args in [("1", []), ("1", ["-n", "2"]), ("2", [])]:
+        done = run(pytester.path, "--claims-seed", seed, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        found[seed, bool(args)] = drawn(pytester.path)
+        reference[seed, bool(args)] = (pytester.path / "reference.txt").read_text()
+    one, one_n2, two = found["1", False], found["1", True], found["2", False]
+    assert len(one["a"]) == 12 and one == one_n2  # one (seed, test): the same examples, serially and under -n 2
+    assert one["a"] != two["a"] and one["b"] != two["b"]  # replication seeds vary them
+    assert one["a"] != one["b"]  # two tests under one seed draw apart
+    assert len(set(reference.values())) == 1  # no statement: the derandomized profile's draws, whatever the seed

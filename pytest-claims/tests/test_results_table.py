@@ -64,8 +64,8 @@ def test_mutant_and_inconclusive_rows_and_the_registry_order(pytester):
     assert mutant["result"] == "Passed"  # pytest-html's category, which its filters read, is kept
     assert 'data-claims-result="Mutant killed"' in mutant["resultsTableRow"][0]
     assert "mutant run: off-by-one" in mutant["resultsTableRow"][2]
-    assert "mutant KILLED (refuted)" in mutant["resultsTableRow"][3]
-    assert "under mutant &#x27;off-by-one&#x27;: KILLED (refuted)" in mutant["log"]
+    assert "mutant KILLED: refuted (registered holds)" in mutant["resultsTableRow"][3]
+    assert "under mutant &#x27;off-by-one&#x27;: KILLED: refuted (registered holds)" in mutant["log"]
     assert "reproduce: " not in mutant["log"] or "…" not in mutant["log"]  # whole, not cut mid-command
     inconclusive = tests["test_rate.py::test_rate"][0]
     assert 'data-claims-result="Inconclusive"' in inconclusive["resultsTableRow"][0]

@@ -362,3 +362,35 @@ def test_compare_refuses_bad_input_with_status_2(tmp_path, capsys, bad):
     }[bad]
     code, text = _compare(capsys, *args, "--report-dir", str(tmp_path))
     assert code == 2 and text.startswith("pytest-claims-compare: "), text
+
+
+def _with_rate(payload: dict, seed: int, rate: float) -> dict:
+    """A copy of a run's verdicts as a run of `seed` whose key number (a rate, per parametrisation) read `rate`."""
+    out = json.loads(json.dumps(payload))
+    out["seed"] = seed
+    out["claims"][0]["key_numbers"] = [
+        {"label": "draw: heads rate counts", "values": [{"run": "smoke", "tier": "smoke", "value": {"rate": rate}}]},
+        {"label": "draw: note", "values": [{"run": "smoke", "tier": "smoke", "value": "text is not compared"}]},
+    ]
+    return out
+
+
+def test_compare_shows_the_key_numbers_that_moved_and_can_fail_on_a_relative_change(pytester, tmp_path, capsys):
+    seeded_project(pytester, "claims_seed = 1")
+    assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    files = []
+    for seed, rate in [(1, 0.1238), (2, 0.1284)]:
+        (tmp_path / str(seed)).mkdir()
+        (tmp_path / str(seed) / "verdicts.json").write_text(json.dumps(_with_rate(verdicts(pytester), seed, rate)))
+        files.append(str(tmp_path / str(seed) / "verdicts.json"))
+    code, text = _compare(capsys, *files)
+    assert code == 0 and "no verdict or outcome changed" in text, text
+    assert "key numbers that moved (1):\n  P1  draw: heads rate counts.rate [smoke]: 0.1238 -> 0.1284 (x1.037)" in text
+    assert "note" not in text.split("key numbers that moved")[1]
+    assert _compare(capsys, *files, "--fail-on-change", "0.05")[0] == 0  # moved 3.7%: within 5%
+    code, text = _compare(capsys, *files, "--fail-on-change", "0.01")
+    assert code == 4 and "1 key number(s) moved by more than 0.01 (relative): --fail-on-change" in text, text
+    assert _compare(capsys, files[0], files[0], "--fail-on-change", "0")[0] == 0  # nothing moved
+    for bad in ("-1", "nan", "ten"):
+        code, text = _compare(capsys, *files, "--fail-on-change", bad)
+        assert code == 2 and text.startswith("pytest-claims-compare: --fail-on-change") and text.count("\n") == 1, text

@@ -141,9 +141,11 @@ def test_power_counts_and_survivors_break_the_claim():
         "killed": 2,
         "of": 2,
         "ends": {"m1": "refuted", "m2": "refuted"},
+        "labels": {"m1": "failed (registered holds): killed", "m2": "failed (registered holds): killed"},
         "expected_ends": {},
         "survivors": [],
         "unexplained": [],
+        "not_counted": [],
         "not_tried": [],
     }
     assert claim_verdict(CLAIM, ClaimInputs(runs, ALL, True))[0] == "verified"

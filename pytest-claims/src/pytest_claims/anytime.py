@@ -104,11 +104,16 @@ UNIFORM = BetaPrior()
 
 
 def planned_prior(threshold: float, planned_trials: int, alpha: float) -> BetaPrior:
-    """The prior tuned to be tightest at `planned_trials` (Howard et al. 2021's beta-binomial mixture, as the
+    """`planned_prior(threshold, planned_trials, alpha)`, all three required: the BetaPrior for
+    `decide_rate(..., anytime=planned_prior(...))`, or pass `anytime=planned_trials` (an int) and decide_rate builds
+    it with the statement's threshold and alpha. `threshold` in (0, 1), `planned_trials` > 0 (an int), `alpha` in
+    (0, 0.5) the refuting level; ValueError otherwise.
+
+    The prior tuned to be tightest at `planned_trials` (Howard et al. 2021's beta-binomial mixture, as the
     confseq package tunes it; anytime-design.md 3.1): centred on t, with a + b = r / (t (1 - t)),
     r = max(rho - t(1 - t), 1e-3 t (1 - t)), rho = v / (2 L + ln(1 + 2 L)), L = ln(1 / (2 alpha)),
-    v = t (1 - t) planned_trials. It saved
-    0.3-8 % of the trials against the uniform prior in the design's measurements (anytime-design.md 4.2)."""
+    v = t (1 - t) planned_trials. It saved 0.3-8 % of the trials against the uniform prior in the design's
+    measurements (anytime-design.md 4.2)."""
     t, level = _check_threshold(threshold), _check_level("alpha", alpha)
     if not (isinstance(planned_trials, int) and planned_trials > 0) or level == 0.0:
         raise ValueError(f"planned_prior needs planned_trials > 0 and alpha > 0, got {planned_trials!r}, {alpha!r}")
@@ -257,6 +262,33 @@ def _first_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
     return low
 
 
+# The largest sample size the needed-trials searches look at (trials_to_decide, anytime_trials_to_decide); past it
+# they return None and the messages say "more than" it (no_trials_reason).
+NEEDED_TRIALS_MOST = 10_000_000
+
+
+def no_trials_reason(
+    rate: float,
+    threshold: float,
+    alpha: float,
+    *,
+    at_least: bool,
+    held_alpha: float | None = None,
+    most: int = NEEDED_TRIALS_MOST,
+) -> str:
+    """What None from trials_to_decide or anytime_trials_to_decide means for these arguments, as the inconclusive
+    message says it: the rate sits on the threshold (no sample size decides it at that rate), the side that would
+    decide has level 0 (it decides nothing), or more than `most` trials in total would be needed."""
+    if rate == threshold:
+        return f"the observed rate equals the threshold {threshold:g}: no number of trials decides it at that rate"
+    statement_side = rate > threshold if at_least else rate < threshold
+    level = (alpha if held_alpha is None else held_alpha) if statement_side else alpha
+    if level == 0.0:
+        side = "the statement's side" if statement_side else "the refuting side (a false alarm of 0)"
+        return f"{side} has level 0, so no number of trials decides it"
+    return f"more than {most:,} trials in total would be needed to decide it at the observed rate"
+
+
 def anytime_trials_to_decide(
     rate: float,
     threshold: float,
@@ -266,14 +298,14 @@ def anytime_trials_to_decide(
     trials: int = 1,
     held_alpha: float | None = None,
     prior: BetaPrior = UNIFORM,
-    most: int = 10_000_000,
+    most: int = NEEDED_TRIALS_MOST,
 ) -> int | None:
     """The least total number of trials, at least `trials`, at which the e-process would decide 'rate >= threshold'
     (at_least) or 'rate <= threshold' with the observed `rate` kept (rate * N successes, a real number, as
     decide.trials_to_decide keeps it). Exact: ln E(rN, N) is a cumulant generating function in N (the log of
     the prior mean of exp(N g(p))), so convex and 0 at N = 0, and once above ln(1 / level) > 0 it stays above;
     doubling then bisection finds the least N. None when the rate sits on the threshold, the deciding side's level
-    is 0, or the answer exceeds `most`."""
+    is 0, or the answer exceeds `most` (NEEDED_TRIALS_MOST, 1e7): no_trials_reason says which, in words."""
     rate, t = check_probability("rate", rate), _check_threshold(threshold)
     alpha = _check_level("alpha", alpha)
     held_alpha = alpha if held_alpha is None else _check_level("held_alpha", held_alpha)

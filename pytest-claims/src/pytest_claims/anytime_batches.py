@@ -143,7 +143,9 @@ def decide_two_proportions(
     claims_batch fixture) of each batch's conditional e-value given its margins (docs/explanation/anytime-design.md
     3.2; w_inf: the weight on 'B never, A always'), held when it reaches 1 / held_alpha (default alpha), refuted when
     the mirror product (the arms swapped) reaches 1 / alpha. At one look it has Fisher's power at the levels the design
-    measured. pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused."""
+    measured. pytest_claims.anytime_batches; a statement registered decision = "fixed" is refused. `what` names it in
+    messages and keys its evidence; returns the decision's record when held, raises ClaimRefuted or
+    StatementInconclusive."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
@@ -186,7 +188,8 @@ def decide_safe_t(
     with mean exactly 0 a batch's e-value has a null mean far above 1 (measured 1.3-25, and the product's false
     alarm up to ~1000 x alpha: docs/explanation/anytime.md). So the caller must state the assumption,
     `assume="normal"`, or it is refused; for data of unknown law use decide_mean (bounded data, by betting) or
-    decide_signs (pairs). A statement registered decision = "fixed" is refused."""
+    decide_signs (pairs). A statement registered decision = "fixed" is refused. `what` names it in messages and
+    keys its evidence; returns the decision's record when held, raises ClaimRefuted or StatementInconclusive."""
     __tracebackhide__ = True
     if assume != "normal":
         raise ValueError(

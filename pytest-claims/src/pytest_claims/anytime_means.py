@@ -75,7 +75,9 @@ def decide_mean(
     """Decide 'mean > threshold' (at_least; else 'mean < threshold') from this batch's observations, in the order
     drawn, each known to lie in `bounds` = (lo, hi): anytime-valid for any law of the data inside the bounds, by the
     capital of betting against the statement's opposite (held at 1 / held_alpha, default alpha) and against the
-    statement (refuted at 1 / alpha), continued over the statement's batches (`batch`: the claims_batch fixture)."""
+    statement (refuted at 1 / alpha), continued over the statement's batches (`batch`: the claims_batch fixture).
+    `values`: this batch's observations; `what` names it in messages and keys its evidence. Returns the decision's
+    record when held; raises ClaimRefuted or StatementInconclusive otherwise."""
     __tracebackhide__ = True
     lo, hi = _bounds(what, bounds)
     try:
@@ -109,7 +111,10 @@ def decide_mean_difference(
 ) -> dict[str, Any]:
     """Decide 'mean_A > mean_B' from equally long batches a and b whose values lie in `bounds`: pairs (a_i, b_i)
     of paired data, or the i-th draws of two independent samples; by betting on the differences a_i - b_i, which lie
-    in [lo - hi, hi - lo], against 0 (decide_mean's route)."""
+    in [lo - hi, hi - lo], against 0 (decide_mean's route), held at 1 / held_alpha (default alpha), refuted at
+    1 / alpha, continued over the statement's batches (`batch`: the claims_batch fixture). `what` names it in
+    messages and keys its evidence. Returns the decision's record when held; raises ClaimRefuted or
+    StatementInconclusive otherwise."""
     __tracebackhide__ = True
     lo, hi = _bounds(what, bounds)
     a, b = list(a), list(b)
@@ -143,7 +148,9 @@ def decide_signs(
 ) -> dict[str, Any]:
     """Decide 'A above B more often than not' (P(a > b) > 1/2) from pairs (a_i, b_i), with no bounds and no law
     assumed: held when the beta-mixture e-value of the pairs above (against the rate 1/2) reaches 1 / held_alpha,
-    refuted when that of the pairs below reaches 1 / alpha. A tie counts for neither side (conservative)."""
+    refuted when that of the pairs below reaches 1 / alpha. A tie counts for neither side (conservative). Continued
+    over the statement's batches (`batch`: the claims_batch fixture); `what` names it in messages and keys its
+    evidence. Returns the decision's record when held; raises ClaimRefuted or StatementInconclusive otherwise."""
     __tracebackhide__ = True
     try:
         above, below, ties = sign_counts(list(a), list(b))

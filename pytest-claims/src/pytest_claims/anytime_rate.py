@@ -24,6 +24,7 @@ from pytest_claims.anytime import (
     anytime_rate_upper_bound,
     anytime_trials_to_decide,
     decide_rate_looks,
+    no_trials_reason,
     planned_prior,
 )
 from pytest_claims.chain_kinds import floored
@@ -150,12 +151,13 @@ def decide_rate_anytime(
     }
     context.record(what + " counts", {"successes": total_s, "trials": total_n, "rate": total_s / total_n})
     context.record(what, found)
-    _end(found, what, total_n, needed)
+    _end(found, what, total_n, needed, total_s / total_n)
     return found
 
 
-def _end(found: dict[str, Any], what: str, done: int, needed: int | None) -> None:
-    """Raise as decide_rate does for a refuted or an inconclusive decision."""
+def _end(found: dict[str, Any], what: str, done: int, needed: int | None, rate: float) -> None:
+    """Raise as decide_rate does for a refuted or an inconclusive decision (`rate`: the observed one, for why no
+    sample size is given where `needed` is None)."""
     __tracebackhide__ = True
     block, side = found["anytime"], "below" if found["statement"].startswith("rate >=") else "above"
     look = f"look {block['decided_at_look']} of {len(block['ledger'])}"
@@ -167,7 +169,15 @@ def _end(found: dict[str, Any], what: str, done: int, needed: int | None) -> Non
         )
     if found["decision"] == INCONCLUSIVE:
         more = f" ({needed - done} more)" if needed else ""
-        advice = f"; {needed} trials in total{more} would decide it at the observed rate" if needed else ""
+        at_least = found["statement"].startswith("rate >=")
+        advice = (
+            f"; {needed} trials in total{more} would decide it at the observed rate"
+            if needed
+            else "; "
+            + no_trials_reason(
+                rate, found["threshold"], found["refute_alpha"], at_least=at_least, held_alpha=block["held_alpha"]
+            )
+        )
         raise StatementInconclusive(
             f"{what}: neither e-value crossed after {done} trials in {len(block['ledger'])} batch(es) "
             f"(largest ln E for the statement {significant(block['max_log_e_for'])}, needs "

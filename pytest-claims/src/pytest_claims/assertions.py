@@ -15,8 +15,8 @@ from pytest_claims.context import record, refute
 
 
 def statement_holds(condition: bool, message: str) -> None:
-    """Assert a statement as printed; a false statement raises ClaimRefuted with the message and the command
-    that reproduces the test."""
+    """Assert a statement as printed: where `condition` is false, raise ClaimRefuted with the `message` and the
+    command that reproduces the test."""
     __tracebackhide__ = True
     if not bool(condition):
         refute(message)
@@ -116,19 +116,22 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, stric
 
 def statement_le(actual: Any, bound: Any, *, what: str, strict: bool = False) -> dict[str, Any]:
     """Assert actual <= bound (strict: actual < bound) elementwise (put any rounding allowance into the
-    bound, with its reason)."""
+    bound, with its reason); `what` names it in the message and keys the evidence. Returns the evidence record (the
+    worst case); raises ClaimRefuted where it fails."""
     __tracebackhide__ = True
     return _compare(actual, None, bound, what, "< {upper!r}" if strict else "<= {upper!r}", strict)
 
 
 def statement_ge(actual: Any, bound: Any, *, what: str, strict: bool = False) -> dict[str, Any]:
-    """Assert actual >= bound (strict: actual > bound) elementwise."""
+    """Assert actual >= bound (strict: actual > bound) elementwise; `what` names it in the message and keys the
+    evidence. Returns the evidence record (the worst case); raises ClaimRefuted where it fails."""
     __tracebackhide__ = True
     return _compare(actual, bound, None, what, "> {lower!r}" if strict else ">= {lower!r}", strict)
 
 
 def statement_in_interval(actual: Any, lower: Any, upper: Any, *, what: str, strict: bool = False) -> dict[str, Any]:
-    """Assert lower <= actual <= upper (strict: the open interval) elementwise."""
+    """Assert lower <= actual <= upper (strict: the open interval) elementwise; `what` names it in the message and
+    keys the evidence. Returns the evidence record (the worst case); raises ClaimRefuted where it fails."""
     __tracebackhide__ = True
     return _compare(
         actual, lower, upper, what, "in ({lower!r}, {upper!r})" if strict else "in [{lower!r}, {upper!r}]", strict
@@ -137,7 +140,8 @@ def statement_in_interval(actual: Any, lower: Any, upper: Any, *, what: str, str
 
 def statement_none(violations: Any, *, what: str, cases: Any = None) -> dict[str, Any]:
     """Assert that no case violates the statement: `violations` is a boolean mask (True: violated) over the
-    cases checked; `cases` (optional, same length) describes each, and the first violating one is named."""
+    cases checked; `cases` (optional, same length) describes each, and the first violating one is named; `what`
+    names it in the message and keys the evidence. Returns the evidence record; raises ClaimRefuted where one fails."""
     __tracebackhide__ = True
     import numpy as np
 

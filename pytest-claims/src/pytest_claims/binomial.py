@@ -418,8 +418,8 @@ def _check_counts(successes: int, trials: int) -> tuple[int, int]:
 
 
 def rate_lower_bound(successes: int, trials: int, alpha: float) -> float:
-    """One-sided (1 - alpha) Clopper-Pearson lower bound: the p with P(X >= successes | p) = alpha, i.e.
-    I_p(successes, trials - successes + 1) = alpha; 0.0 for no successes."""
+    """Returns the one-sided (1 - alpha) Clopper-Pearson lower bound of a rate from `successes` of `trials`: the p
+    with P(X >= successes | p) = alpha, i.e. I_p(successes, trials - successes + 1) = alpha; 0.0 for no successes."""
     successes, trials = _check_counts(successes, trials)
     alpha = check_probability("alpha", alpha)
     if successes == 0 or alpha <= 0.0:
@@ -432,8 +432,9 @@ def rate_lower_bound(successes: int, trials: int, alpha: float) -> float:
 
 
 def rate_upper_bound(successes: int, trials: int, alpha: float) -> float:
-    """One-sided (1 - alpha) Clopper-Pearson upper bound: the p with P(X <= successes | p) = alpha, i.e.
-    1 - I_p(successes + 1, trials - successes) = alpha; 1.0 when every trial succeeded."""
+    """Returns the one-sided (1 - alpha) Clopper-Pearson upper bound of a rate from `successes` of `trials`: the p
+    with P(X <= successes | p) = alpha, i.e. 1 - I_p(successes + 1, trials - successes) = alpha; 1.0 when every
+    trial succeeded."""
     successes, trials = _check_counts(successes, trials)
     alpha = check_probability("alpha", alpha)
     if successes == trials or alpha <= 0.0:

@@ -78,7 +78,7 @@ def running_test() -> RunningTest | None:
 
 
 def current_store() -> ResultStore:
-    """The session's store (a memory-only one outside a pytest session, e.g. in a benchmark script)."""
+    """Returns the session's store (a memory-only one outside a pytest session, e.g. in a benchmark script)."""
     session = SESSION.get()
     if session is not None:
         return session.store
@@ -88,7 +88,7 @@ def current_store() -> ResultStore:
 
 
 def current_evidence() -> tuple[Evidence, Any] | None:
-    """The running test's evidence recorder (created on first use) and the test item; None outside a test."""
+    """Returns the running test's evidence recorder (created on first use) and the test item; None outside a test."""
     test = running_test()
     return (test.evidence(), test.item) if test is not None else None
 
@@ -115,7 +115,7 @@ def registered_decision() -> dict[str, Any]:
 
 
 def registered_false_alarm() -> float:
-    """The running statement test's registered false-alarm probability at its tier (the level its
+    """Returns the running statement test's registered false-alarm probability at its tier (the level its
     decisions use, so the number the registry states is the number the test spends)."""
     test = running_test()
     if test is None:

@@ -19,6 +19,7 @@ import math
 from statistics import NormalDist
 from typing import Any
 
+from pytest_claims.anytime import NEEDED_TRIALS_MOST, no_trials_reason
 from pytest_claims.anytime_batches import decide_test_spent
 from pytest_claims.anytime_rate import chosen_prior, decide_rate_anytime
 from pytest_claims.binomial import binomial_cdf as _binomial_cdf
@@ -38,14 +39,19 @@ from pytest_claims.shown_numbers import significant
 DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fresh run's suggested size gives
 
 
-def statement_inconclusive(message: str, *, needed: int | None = None, done: int | None = None) -> None:
-    """End the statement test as inconclusive (`needed`: the size of a *fresh* run that would decide it with a 90%
-    chance at the observed rate, where one can be computed; `done`: the size this run had). A fixed-sample decision
-    cannot be looked at again after more data of the same stream (its false alarm would no longer hold: the audit of
-    issue 47 measured 1.9-2.7 x alpha), so the message says how to decide it validly instead: register the statement
-    anytime and continue it, or run it afresh on a new stream."""
+def statement_inconclusive(
+    message: str, *, needed: int | None = None, done: int | None = None, no_needed_reason: str = ""
+) -> None:
+    """End the statement test as inconclusive; never returns (raises StatementInconclusive). `message`: what
+    straddled what; `needed`: the size of a *fresh* run that would decide it with a 90% chance at the observed rate,
+    or None where none is given; `done`: the size this run had; `no_needed_reason`: where `needed` is None, why
+    (anytime.no_trials_reason's words: "more than 10,000,000 trials in total would be needed ..."), so the hint
+    never just vanishes. A fixed-sample decision cannot be looked at again after more data of the same stream (its
+    false alarm would no longer hold: the audit of issue 47 measured 1.9-2.7 x alpha), so the message says how to
+    decide it validly instead: register the statement anytime and continue it, or run it afresh on a new stream."""
     __tracebackhide__ = True
-    raise StatementInconclusive(message + fresh_run_advice(needed, done), needed)
+    reason = f"; {no_needed_reason}" if not needed and no_needed_reason else ""
+    raise StatementInconclusive(message + reason + fresh_run_advice(needed, done), needed)
 
 
 def fresh_run_advice(needed: int | None, done: int | None) -> str:
@@ -77,7 +83,7 @@ def trials_to_decide(
     at_least: bool,
     trials: int = 1,
     held_alpha: float | None = None,
-    most: int = 10_000_000,
+    most: int = NEEDED_TRIALS_MOST,
 ) -> int | None:
     """The least number of trials, at least `trials` (those already run), that would decide 'rate >= threshold'
     (at_least) or 'rate <= threshold' with the observed `rate` kept, by the exact Clopper-Pearson bounds
@@ -87,8 +93,12 @@ def trials_to_decide(
     success and make the answer hinge on rounding. Only one side can decide: the held side when the rate lies on
     the statement's side of the threshold, else the refuting side; that bound nears the rate as N grows, and
     the answer is found by doubling then bisection (about 2 log2(N / trials) bounds; tests/test_needed_trials.py
-    checks it against a scan over every N). None when the rate sits on the threshold, the deciding side's level
-    is 0, or the answer exceeds `most`."""
+    checks it against a scan over every N).
+
+    Returns the number of trials in total, or None: when the rate sits on the threshold (no sample size decides
+    it at that rate), when the deciding side's level is 0, or when the answer exceeds `most` (NEEDED_TRIALS_MOST,
+    1e7, by default); `anytime.no_trials_reason(rate, threshold, alpha, at_least=..., held_alpha=..., most=...)`
+    says which, in the words decide_rate's inconclusive message uses."""
     rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
     check_level("alpha", alpha)
     held_alpha = alpha if held_alpha is None else held_alpha
@@ -208,7 +218,9 @@ def trials_for_chance(
     the true rate the observed `rate`: exact binomial, 1 - inconclusive_chance. Found by doubling from the size at
     which the deciding bound first reaches the threshold (trials_to_decide: about a one-half chance there), then
     bisection; the chance is a sawtooth in N, so the answer is a size at which it holds, the least up to a tooth.
-    None when the rate sits on the threshold, the deciding side's level is 0, or the answer exceeds `most`."""
+    `alpha`: the refuting level, `held_alpha` the holding one (default alpha), `at_least` the statement's side, as
+    decide_rate takes them. Returns the size, or None when the rate sits on the threshold, the deciding side's level
+    is 0, or the answer exceeds `most`."""
     held_alpha = alpha if held_alpha is None else held_alpha
     start = trials_to_decide(rate, threshold, alpha, at_least=at_least, held_alpha=held_alpha, most=most)
     if start is None or not 0.0 < chance < 1.0:
@@ -274,13 +286,17 @@ def decide_interval(
     done: int | None = None,
     held_confidence: float | None = None,
     inconclusive_chance: float | None = None,
+    no_needed_reason: str = "",
 ) -> dict[str, Any]:
-    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds: the one
-    on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false alarm).
+    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds, `lower` and
+    `upper`: the one on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false
+    alarm).
     Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
     other side, inconclusive otherwise. `inconclusive_chance`, where the caller can compute it, is recorded
     beside `refute_alpha`: the chance of an inconclusive end at this sample size. An alpha of 0 (a false alarm
-    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error."""
+    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error.
+    `needed`, `done` and `no_needed_reason` go to the inconclusive message (statement_inconclusive). Returns the
+    decision's record (also recorded under `what`) when held; raises ClaimRefuted or StatementInconclusive."""
     __tracebackhide__ = True
     _check_levels(alpha, held_confidence)
     for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
@@ -313,7 +329,12 @@ def decide_interval(
     if refuted:
         refute(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
     if not held:
-        statement_inconclusive(f"{what}: the interval {interval} straddles {threshold:g}", needed=needed, done=done)
+        statement_inconclusive(
+            f"{what}: the interval {interval} straddles {threshold:g}",
+            needed=needed,
+            done=done,
+            no_needed_reason=no_needed_reason,
+        )
     return found
 
 
@@ -337,7 +358,12 @@ def decide_rate(
     `anytime` (True: a uniform prior; a BetaPrior; a planned number of trials), or the statement's registered
     `decision = "anytime"`, decides by the anytime-valid e-process instead, over the statement's ledger with this
     run's batch (`batch`: the claims_batch fixture) added: pytest_claims.anytime_rate. None (the default) keeps
-    the registry's choice, and the fixed-sample rule where it says none; a call that contradicts it is refused."""
+    the registry's choice, and the fixed-sample rule where it says none; a call that contradicts it is refused.
+
+    `successes` of `trials`; `at_least`: True for 'rate >= threshold', False for 'rate <= threshold'; `what` names
+    the rate in messages and keys its evidence (`what` and `"<what> counts"`). Returns the decision's record when
+    held; raises ClaimRefuted (refuted) or StatementInconclusive (neither, saying how many trials in total would
+    decide it, or why no number is given: trials_to_decide)."""
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
@@ -386,6 +412,11 @@ def decide_rate(
         )
         if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
         else None,
+        no_needed_reason=no_trials_reason(
+            successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha
+        )
+        if needed is None
+        else "",
     )
 
 
@@ -410,7 +441,10 @@ def decide_test(
     6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.anytime_batches.decide_test_spent). That is
     valid only when each round's p-values are of its own new batch alone, so such a call must say so,
     `round_data="batch"`; p-values of the cumulative data, whose batch sizes may follow the data, are refused
-    (docs/explanation/anytime.md measures up to 3 x alpha for them)."""
+    (docs/explanation/anytime.md measures up to 3 x alpha for them).
+
+    `what` names the effect in messages and keys its evidence. Returns the decision's record when held; raises
+    ClaimRefuted or StatementInconclusive otherwise."""
     __tracebackhide__ = True
     check_level("alpha", alpha)
     if held_alpha is not None:

@@ -67,7 +67,9 @@ def slug(test_id: str) -> str:
 
 
 class Evidence:
-    """Recorder handed to a statement test by the `evidence` fixture."""
+    """Recorder handed to a statement test by the `evidence` fixture. The plugin makes it: `report_dir` (where
+    figures go), `test_id` (the test's node id, naming its figures) and `draw_figures` (False where figures are not
+    drawn, as under a mutant) are its business, not a test's."""
 
     def __init__(self, report_dir: Path, test_id: str, *, draw_figures: bool = True) -> None:
         self.values: dict[str, Any] = {}

@@ -51,6 +51,20 @@ def value_text(value: Any) -> str:
     return number_text(value)
 
 
+def labelled(value: dict[str, Any], several: bool) -> str:
+    """One value of a key number; beside others, with the label of the run it came from (`seed 1: 0.1238` in a
+    replication set, `pooled: ...` for the seeds pooled, `full: ...` for a parametrisation), which tells them apart."""
+    text = value_text(value["value"])
+    return f"{value['run']}: {text}" if several and value.get("run") else text
+
+
+def seeds_text(seed: Any) -> str:
+    """The master seed of a run ("master seed 29589"), or the seeds of a replication set ("master seeds 1, 2, 3")."""
+    if isinstance(seed, list):
+        return "master seeds " + ", ".join(str(s) for s in seed)
+    return f"master seed {seed}"
+
+
 def rows(payload: dict[str, Any]) -> list[list[str]]:
     """The table's rows (strings), in the order verdicts.json lists the claims (the registry's)."""
     out = []
@@ -60,7 +74,7 @@ def rows(payload: dict[str, Any]) -> list[list[str]]:
         numbers = []
         for entry in record.get("key_numbers", []):
             values = entry.get("values") or []
-            shown = "; ".join(value_text(v["value"]) for v in values) if values else "--"
+            shown = "; ".join(labelled(v, len(values) > 1) for v in values) if values else "--"
             numbers.append(f"{entry['label']} = {shown}")
         out.append(
             [
@@ -160,7 +174,7 @@ def as_latex(payload: dict[str, Any]) -> str:
         body.append(" & ".join(cells) + r" \\")
     suite = latex_escape(str(payload.get("suite", "Claims")))
     caption = (
-        f"{suite} (master seed {latex_escape(str(payload.get('seed')))}). Verdict: the one the evidence earned, "
+        f"{suite} ({latex_escape(seeds_text(payload.get('seed')))}). Verdict: the one the evidence earned, "
         "with the registered one where they differ; Mutants: killed of tried."
     )
     return "\n".join(

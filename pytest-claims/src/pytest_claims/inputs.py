@@ -254,7 +254,10 @@ COMPARED_FILE = record(
         "claims": list_of(
             record(
                 {"id": STR, "key": STR, "verdict": STR},
-                {"statements": list_of(record({"test": STR, "outcome": STR}, {"statement": optional(STR)}))},
+                {
+                    "statements": list_of(record({"test": STR, "outcome": STR}, {"statement": optional(STR)})),
+                    "key_numbers": list_of(record({"label": STR, "values": list_of(record({}, {"run": STR}))})),
+                },
             )
         )
     },

@@ -168,7 +168,31 @@ def _key_numbers_by_seed(record: dict[str, Any], per_seed: dict[str, dict[str, A
             for value in seed_values:  # a run's own label only where the seed has several values
                 several = len(seed_values) > 1 and value.get("run")
                 values.append(dict(value, run=f"seed {seed}" + (f", {value['run']}" if several else "")))
+        values += _pooled_values(record, entry["label"])
         out.append({"label": entry["label"], "values": values})
+    return out
+
+
+def _pooled_values(record: dict[str, Any], label: str) -> list[dict[str, Any]]:
+    """A key number's value over the seeds pooled, labelled "pooled": for `<what> counts` (or one of its fields) of
+    a rate decision the merge pooled, the pooled counts; none for any other key number (no pooled counterpart)."""
+    statement, _, name = (part.strip() for part in label.partition(":"))
+    out, runs = [], [run for run in record.get("statements", []) if run.get("statement") == statement]
+    for run in runs:
+        for what, found in run.get("evidence", {}).items():
+            pooled = found.get("pooled") if isinstance(found, dict) else None
+            if not isinstance(pooled, dict) or pooled.get("outcome") is None or not pooled.get("trials"):
+                continue
+            counts = {
+                "successes": pooled["successes"],
+                "trials": pooled["trials"],
+                "rate": pooled["successes"] / pooled["trials"],
+            }
+            field = name.removeprefix(what + " counts.") if name.startswith(what + " counts.") else None
+            value = counts if name == what + " counts" else counts.get(field) if field else None
+            if value is not None:  # the test's name only where the statement has several
+                test = f", {run['test'].rsplit('::', 1)[-1]}" if len(runs) > 1 else ""
+                out.append({"run": "pooled" + test, "tier": run["tier"], "value": value})
     return out
 
 

@@ -40,6 +40,7 @@ from pytest_claims.verdicts import (
     KILL_GUARD,
     KILL_REFUTED,
     MutantResult,
+    mutant_label,
 )
 from pytest_claims.worker import running
 
@@ -272,6 +273,7 @@ def mutant_reports(item: MutantItem, result: MutantResult, start: float, stop: f
         "statement": statement.name,
         "of": len(statement.mutants),
         "expected": expected,
+        "registered": str(statement.expected),  # read with the outcome: "held (registered refuted): killed"
         **asdict(result),
     }
     # A test's mutant that survives may be killed by another test of the statement: the verdict, not the item,
@@ -303,7 +305,7 @@ def mutant_of(report: Any) -> dict[str, Any] | None:
 
 def verbose_word(found: dict[str, Any]) -> str:
     if found["killed"]:
-        return f"KILLED ({found['kind']})"
+        return "KILLED: " + mutant_label(found, found.get("registered", "?")).rpartition(": ")[0]
     if found["expected"]:
         return f"{found['kind'].upper()} (expected)"
     return found["kind"].upper()

@@ -18,7 +18,8 @@ class ClaimRefuted(AssertionError):
 
 
 class StatementInconclusive(Exception):
-    """Raised by a statement test whose evidence decides neither the statement nor its negation.
+    """Raised by a statement test whose evidence decides neither the statement nor its negation: `message` says why,
+    `needed` is the sample size in total that would decide it (None where none is given; the message then says why).
 
     The plugin reports the test as `inconclusive` (shown as a skip in pytest's own summary, never a
     failure), and a required inconclusive statement leaves its claim `inconclusive`."""

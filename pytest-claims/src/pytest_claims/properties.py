@@ -4,6 +4,13 @@ and a failing property's evidence names its shrunk example.
 - `seed_hypothesis`: unless `--hypothesis-seed` was given, the run's master seed is handed to hypothesis as that
   option (read by hypothesis's own pytest_configure), so one `--claims-seed` decides hypothesis's draws too, the
   same serially and under `-n N`.
+- `seeded_examples`: each statement test's searches draw from a seed of their own, derived from that seed and the
+  test's node id (`statement_seed`), so replication seeds vary a property's examples while one (seed, test) always
+  draws the same ones, serially or under `-n N`. A profile's `derandomize=True` (which hypothesis reads before any
+  seed) keeps its meaning per (seed, test): within a statement test the default settings are the profile's with
+  derandomize off (and no example database, as derandomize implies), so a search whose settings are built in the
+  test inherits that; a property that is the test itself is seeded as hypothesis's `@seed` would. A `@seed` of
+  the project's wins, and a settings object built before the test (at import) keeps the derandomize it read then.
 - `Properties.pytest_runtest_call`: hypothesis's health check `function_scoped_fixture` fails an `@given` test that
   requests a function-scoped fixture. `evidence` is made for that: one recorder per test, filled across the
   examples (`evidence.example(...)` counts them and keeps the worst). Where `evidence` is the test's only
@@ -18,14 +25,17 @@ hypothesis is never imported here unless the project has imported it.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import inspect
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_claims.state import EVIDENCE
+from pytest_claims.state import EVIDENCE, STATEMENT
 
 OURS = {"evidence"}  # function-scoped fixtures of the plugin meant to span a property's examples
 PACKAGE = Path(__file__).resolve().parent
@@ -80,13 +90,51 @@ def function_scoped_arguments(item: pytest.Item) -> set[str]:
     return found
 
 
+def statement_seed(base: int | str, nodeid: str) -> int:
+    """The seed of a statement test's hypothesis searches: 128 bits of SHA-256 of the run's hypothesis seed (the
+    master seed, or the --hypothesis-seed given) and the test's node id, the same in every process."""
+    return int.from_bytes(hashlib.sha256(f"{base}|{nodeid}".encode()).digest()[:16], "big")
+
+
+@contextlib.contextmanager
+def seeded_examples(item: pytest.Item) -> Iterator[None]:
+    """Within a statement test's call: hypothesis's forced seed set to the test's `statement_seed`, the default
+    settings without derandomize, and a property that is the test itself seeded as by `@seed`; all restored
+    after. Nothing where hypothesis is not imported, the test names no statement, or hypothesis's plugin is off."""
+    base = getattr(item.config.option, "hypothesis_seed", None)
+    if base is None or item.stash.get(STATEMENT, None) is None or "hypothesis" not in sys.modules:
+        yield
+        return
+    from hypothesis import core, settings
+    from hypothesis._settings import local_settings
+
+    seed, current = statement_seed(base, item.nodeid), settings.default
+    # derandomize wins over every seed but @seed's (hypothesis.core.get_random_for_wrapped_test): off here, with the
+    # example database it implies off too, so the forced seed decides the draws
+    local = settings(current, derandomize=False, database=None) if current.derandomize else current
+    function = getattr(item.obj, "__func__", item.obj) if _is_property(item) else None
+    own = function is not None and getattr(function, "_hypothesis_internal_use_seed", None) is None
+    before = core.global_force_seed
+    core.global_force_seed = seed
+    if own:
+        function._hypothesis_internal_use_seed = seed
+    try:
+        with local_settings(local):
+            yield
+    finally:
+        core.global_force_seed = before
+        if own:
+            function._hypothesis_internal_use_seed = None
+
+
 class Properties:
     """Registered where the plugin is active (every process that runs tests)."""
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside hypothesis's own wrapper, which runs the check
     def pytest_runtest_call(self, item: pytest.Item):
         self.suppress_for_evidence(item)
-        yield
+        with seeded_examples(item):
+            yield
 
     @staticmethod
     def suppress_for_evidence(item: pytest.Item) -> None:

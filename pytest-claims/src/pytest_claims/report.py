@@ -88,7 +88,8 @@ def _power_cell(power: dict[str, Any] | None) -> str:
     colour = "#cf222e" if failing or power["killed"] + power.get("expected", 0) < power["of"] else "#1a7f37"
     text = f"killed {power['killed']} of {power['of']}"
     out = badge(text, colour)
-    kinds = ", ".join(f"{kind} {count}" for kind, count in (power.get("kinds") or {}).items() if count)
+    ends = power.get("labels") or power.get("kinds") or {}  # by kind in a verdicts.json written before the labels
+    kinds = ", ".join(f"{kind} {count}" for kind, count in ends.items() if count)
     if kinds:
         expected = f"; {power['expected']} as the registry expects" if power.get("expected") else ""
         out += f"<br><small>{esc(kinds)}{esc(expected)}</small>"

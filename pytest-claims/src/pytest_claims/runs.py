@@ -1,7 +1,7 @@
 """Saved runs and their comparison: every run's verdicts.json kept under its own numbered name, the last one the
 default `--previous-verdicts`, and `pytest-claims-compare A B` for CI across commits, seeds and machines.
 
-    pytest-claims-compare [A [B]] [--report-dir DIR]
+    pytest-claims-compare [A [B]] [--report-dir DIR] [--fail-on-change REL]
 
 Each run with verdicts writes `<claims_report_dir>/runs/NNNN_<UTC date>_seed<seed>/verdicts.json` (as
 pytest-benchmark autosaves `NNNN_<commit>_<date>.json`): the number is one more than the largest there, the
@@ -15,16 +15,20 @@ A and B are run numbers (`7`, `0007`) or paths (a verdicts.json or a directory h
 compared with the last other saved run of its kind; without either, the last two plain saved runs are (a
 `--claims-mutants` run is compared only with another such run: its verdicts say what its mutants did, not what the
 claims are; the runs passed over are named). It prints the claims whose verdict
-changed, the statement tests whose outcome changed, the claims that only one of the runs selected and the
-environment lines that differ. Exit status: 1 when a verdict or an outcome changed; else 3 when the runs did not
-select the same claims (what one of them did not select was not compared); else 0 (a different environment alone
-is not a change); 2 on bad input (one line, whatever the file holds).
+changed, the statement tests whose outcome changed, the key numbers that moved (old, new, their ratio; paired by
+label and by the run or seed that recorded them), the claims that only one of the runs selected and the
+environment lines that differ. Exit status: 1 when a verdict or an outcome changed; else 4 when `--fail-on-change
+REL` is given and a key number moved by a relative change |new - old| / |old| above REL; else 3 when the runs did
+not select the same claims (what one of them did not select was not compared); else 0 (a different environment
+alone, or numbers that moved without --fail-on-change, is not a change); 2 on bad input (one line, whatever the
+file holds).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 import os
 import re
 import stat
@@ -39,6 +43,7 @@ from pytest_claims.atomic import atomic_write
 from pytest_claims.inputs import checked_compared, checked_previous
 from pytest_claims.outcomes import Verdict
 from pytest_claims.payload import PayloadError
+from pytest_claims.shown_numbers import significant
 from pytest_claims.verdicts import changes
 
 RUNS_DIR = "runs"
@@ -46,7 +51,7 @@ SAVE_INI = "claims_save_runs"
 VERDICTS = "verdicts.json"
 _NAME = re.compile(r"^([0-9]{4,9})_")  # at most 9 digits: a junk name of 250 digits is no saved run
 CANDIDATES = 20  # saved runs examined for the previous run of the same selection, newest first
-EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_SELECTION_DIFFERS = 1, 2, 3
+EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_SELECTION_DIFFERS, EXIT_NUMBERS_MOVED = 1, 2, 3, 4
 
 
 class CompareError(ValueError):
@@ -194,6 +199,69 @@ def environment_differences(before: dict[str, Any], after: dict[str, Any]) -> li
     ]
 
 
+def _numbers(record: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """A claim's key numbers as {(label, run): number}: each value that is a number, and each number field of a
+    value that is a record (`label.field`); text, flags and lists are not compared."""
+    out: dict[tuple[str, str], float] = {}
+    for entry in record.get("key_numbers") or []:
+        for value in entry.get("values") or []:
+            found = value.get("value")
+            fields = found.items() if isinstance(found, dict) else [("", found)]
+            for field, number in fields:
+                if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number):
+                    label = entry["label"] + (f".{field}" if field else "")
+                    out[label, str(value.get("run", ""))] = float(number)
+    return out
+
+
+def relative_change(old: float, new: float) -> float:
+    """|new - old| / |old|: infinite where a number moves away from 0, 0 where it stays."""
+    if old == new:
+        return 0.0
+    return abs(new - old) / abs(old) if old else math.inf
+
+
+def moved_numbers(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """The key numbers of the claims in both runs whose value changed, paired by label and by the run that
+    recorded them (a parametrisation, or a seed in a replication set): old, new, their ratio (None from 0) and
+    the relative change. A number one run lacks is not a move."""
+    old_claims = {c["id"]: c for c in before.get("claims", [])}
+    moved = []
+    for record in after.get("claims", []):
+        if record["id"] not in old_claims:
+            continue
+        old = _numbers(old_claims[record["id"]])
+        for (label, run), new in _numbers(record).items():
+            was = old.get((label, run))
+            if was is None or was == new:
+                continue
+            moved.append(
+                {
+                    "key": record.get("key", record["id"]),
+                    "label": label,
+                    "run": run,
+                    "before": was,
+                    "after": new,
+                    "ratio": new / was if was else None,
+                    "change": relative_change(was, new),
+                }
+            )
+    return moved
+
+
+def fail_on_change(text: str | None) -> float | None:
+    """--fail-on-change: a relative change (0.1: 10%) that is finite and not negative, else CompareError."""
+    if text is None:
+        return None
+    try:
+        limit = float(text)
+    except ValueError:
+        limit = math.nan
+    if not math.isfinite(limit) or limit < 0:
+        raise CompareError(f"--fail-on-change {text!r}: give a relative change, a finite number >= 0 (0.1: 10%)")
+    return limit
+
+
 def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """The claims whose verdict changed (a claim gone from the later run included), the statement tests whose
     outcome changed, the claims only one of the runs selected, and the environment that differs."""
@@ -209,6 +277,7 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         "statements": found["statements"],
         "selection": found["selection"],
         "environment": environment_differences(before, after),
+        "numbers": moved_numbers(before, after),
     }
 
 
@@ -249,8 +318,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report-dir", type=Path, default=Path("reports"), help="the claims_report_dir holding runs/ (reports)"
     )
+    parser.add_argument(
+        "--fail-on-change",
+        metavar="REL",
+        help=f"exit {EXIT_NUMBERS_MOVED} when a key number moved by more than this relative change (0.1: 10%%) and no "
+        "verdict or outcome changed",
+    )
     args = parser.parse_args(argv)
     try:
+        limit = fail_on_change(args.fail_on_change)
         if len(args.runs) > 2:
             raise CompareError(f"at most two runs to compare, got {len(args.runs)}")
         named = [(path, load(path)) for path in (resolve(a, args.report_dir) for a in args.runs)]
@@ -278,6 +354,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"claims that only one run selected, not compared ({len(found['selection'])}):")
         for c in found["selection"]:
             print(f"  {c['key']}  {c['id']}: {c['before']} -> {c['after']}")
+    if found["numbers"]:
+        print(f"key numbers that moved ({len(found['numbers'])}):")
+        for n in found["numbers"]:
+            ratio = f"x{significant(n['ratio'])}" if n["ratio"] is not None else "from 0"
+            run = f" [{n['run']}]" if n["run"] else ""
+            print(f"  {n['key']}  {n['label']}{run}: {significant(n['before'])} -> {significant(n['after'])} ({ratio})")
     if found["environment"]:
         print("environment that differs:")
         for line, old, new in found["environment"]:
@@ -285,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     if found["claims"] or found["statements"]:
         print("verdicts and outcomes changed")
         return EXIT_CHANGED
+    beyond = [n for n in found["numbers"] if limit is not None and n["change"] > limit]
+    if beyond:
+        print(f"{len(beyond)} key number(s) moved by more than {limit:g} (relative): --fail-on-change")
+        return EXIT_NUMBERS_MOVED
     if found["selection"]:
         print("no verdict or outcome changed among the claims both runs selected; the runs selected different claims")
         return EXIT_SELECTION_DIFFERS

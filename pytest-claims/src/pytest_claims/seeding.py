@@ -73,14 +73,15 @@ def _seed_now(seed: int | None) -> int:
 
 def seed_sequence(key: str, *, seed: int | None = None) -> Any:
     """numpy.random.SeedSequence(master seed, spawn_key = the key's words): independent streams for different
-    keys, one stream per (seed, key). `seed` defaults to the running session's master seed."""
+    keys, one stream per (seed, key). `seed` defaults to the running session's master seed. Returns the SeedSequence."""
     import numpy as np
 
     return np.random.SeedSequence(_seed_now(seed), spawn_key=key_words(key))
 
 
 def keyed_rng(key: str, *, seed: int | None = None) -> Any:
-    """numpy.random.default_rng(seed_sequence(key, seed=seed)): a PCG64 generator for the draws named `key`."""
+    """Returns numpy.random.default_rng(seed_sequence(key, seed=seed)): a PCG64 generator for the draws named `key`
+    (`seed`: the master seed, by default the running session's)."""
     import numpy as np
 
     return np.random.default_rng(seed_sequence(key, seed=seed))

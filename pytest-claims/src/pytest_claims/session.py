@@ -15,6 +15,7 @@ import pytest
 
 from pytest_claims import payload as verdicts_json
 from pytest_claims.collection import registry_check_message
+from pytest_claims.key_numbers import unknown_key_numbers
 from pytest_claims.outcomes import ANY_TIER, BROKEN, CRASHED, ERROR
 from pytest_claims.registry import Registry, false_alarm_budget
 from pytest_claims.runs import same_selection, selected_claims
@@ -163,6 +164,8 @@ class Controller:
                             f"mutant {name!r} of {statement.name} no longer applies ({state.stale_mutants[name]}); "
                             "remedy: update its snippet in the catalogue to the code as it now reads"
                         )
+        for cid, claim in state.registry.claims.items():  # a key number that names nothing recorded is registry drift
+            inputs[cid].problems.extend(unknown_key_numbers(claim, inputs[cid].runs))
         for module, message in sorted(state.collection_errors.items()):
             for claim in state.registry.claims_of_module(module):
                 inputs[claim.id].problems.append(f"collection error in {module}: {message}")

@@ -83,7 +83,7 @@ def state_of(config: pytest.Config) -> State | None:
 
 
 def declared_tier(item: pytest.Item) -> str:
-    """The scale marker a test declares (scale-free tests also carry the other tiers' markers)."""
+    """Returns the scale marker the test `item` declares (scale-free tests also carry the other tiers' markers)."""
     return item.stash.get(DECLARED_TIER, "")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from pytest_claims.mutants import mutant_of, verbose_word
 from pytest_claims.shown_numbers import counted
 from pytest_claims.state import State
+from pytest_claims.verdicts import mutant_label
 
 
 def changes_section(writer: Any, payload: dict[str, Any]) -> None:
@@ -33,8 +34,10 @@ def changes_section(writer: Any, payload: dict[str, Any]) -> None:
 
 
 def kinds_text(strength: dict[str, Any]) -> str:
-    """How the mutants ended, beside the count: ": refuted 4, guard 1, errored 1 (1 expected)"."""
-    kinds = strength.get("kinds") or {}
+    """How the mutants ended, beside the count, each as it reads beside the registered outcome: ": refuted
+    (registered holds): killed 4, held (registered refuted): killed 1 (1 expected)" (by kind in a verdicts.json
+    written before the labels)."""
+    kinds = strength.get("labels") or strength.get("kinds") or {}
     parts = [f"{kind} {count}" for kind, count in kinds.items() if count]
     if strength.get("expected"):
         parts.append(f"{strength['expected']} errored or undecided as the registry expects")
@@ -103,7 +106,7 @@ def mutants_progress_line(test: str, results: list[dict[str, Any]]) -> str:
     first = results[0]
     ends: dict[str, int] = {}
     for r in results:
-        end = r["kind"] + (" (expected)" if r["expected"] and not r["killed"] else "")
+        end = mutant_label(r, r.get("registered", "?")) + (" (expected)" if r["expected"] and not r["killed"] else "")
         ends[end] = ends.get(end, 0) + 1
     killed = sum(1 for r in results if r["killed"])
     how = ", ".join(f"{end} {count}" for end, count in ends.items())

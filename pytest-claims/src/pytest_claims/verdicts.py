@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
+from pytest_claims.key_numbers import key_numbers
 from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocabulary, also read from here)
     ANY_TIER,
     CRASHED,
@@ -81,6 +82,36 @@ def end_of(result: dict[str, Any]) -> str:
     return KILL_REFUTED if result.get("killed") else END_SURVIVED
 
 
+# What each end says about the mutant, after its outcome and the registered one (mutant_label).
+_END_WORDS = {
+    KILL_REFUTED: "killed",
+    KILL_GUARD: "killed",
+    END_ERRORED: "not a kill",
+    END_TIMEOUT: "not a kill",
+    END_CRASHED: "not a kill",
+    END_UNDECIDED: "not a kill",
+    END_SURVIVED: "survived",
+    END_NOT_TRIED: "not tried",
+}
+NOT_COUNTED = "not counted: the statement did not decide as registered without the mutant"
+
+
+def mutant_label(result: dict[str, Any], registered: str, *, counted: bool = True) -> str:
+    """How a mutant's run reads beside the statement's registered outcome: what the test ended as under the mutant,
+    the registered outcome, and what that makes the mutant ("held (registered refuted): killed", "refuted
+    (registered holds): killed", "a guard failed (registered holds): killed", "refuted (registered refuted):
+    survived"); `counted` False: the real run did not decide as registered, so the end is not counted."""
+    end = end_of(result)
+    outcome = {
+        KILL_GUARD: "a guard failed",
+        END_ERRORED: "errored",
+        END_TIMEOUT: "timed out",
+        END_CRASHED: "crashed",
+    }.get(end, str(result.get("outcome", end)))
+    word = _END_WORDS.get(end, end) if counted else NOT_COUNTED
+    return f"{outcome} (registered {registered}): {word}"
+
+
 @dataclass
 class StatementRun:
     """One statement test's definitive outcome, as carried from a worker to the controller."""
@@ -120,13 +151,6 @@ def as_registered(outcome: str, statement: Statement) -> bool:
     return (outcome, statement.expected) in ((HELD, Expected.HOLDS), (REFUTED, Expected.REFUTED))
 
 
-def _param_label(test: str) -> str:
-    """The parametrisation of a test id ("smoke", "full-100k", ...), or the test's name."""
-    if "[" in test and test.endswith("]"):
-        return test[test.index("[") + 1 : -1]
-    return test.rsplit("::", 1)[-1]
-
-
 @dataclass
 class ClaimInputs:
     """Everything a claim verdict depends on besides the registry record."""
@@ -141,31 +165,40 @@ class ClaimInputs:
 
 
 def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
-    """Mutants killed per statement and in total, split by how each ended (`kinds`); None when no mutant was
-    tried. `survivors` and `unexplained` (an errored or undecided end the registry does not expect) fail it."""
-    per_statement: dict[str, dict[str, str]] = {}  # statement -> mutant -> its strongest end over the tests
+    """Mutants killed per statement and in total, split by how each ended (`kinds`) and by how each reads beside
+    the registered outcome (`labels`, mutant_label); None when no mutant was tried. A mutant's end counts only
+    beside a real run of the statement that ended as registered: beside one that did not decide (inconclusive,
+    skipped) a kill, a survival or an undecided end tells nothing, and reads "not counted" (in `not_counted`).
+    `survivors` and `unexplained` (an errored or undecided end the registry does not expect) fail it."""
+    per_statement: dict[str, dict[str, tuple[str, str]]] = {}  # statement -> mutant -> (its strongest end, label)
+    uncounted: dict[str, dict[str, str]] = {}  # statement -> mutant -> label, beside a real run that did not decide
     for run in runs:
+        statement = claim.statements[run.statement]
         for result in run.mutants:
             ends = per_statement.setdefault(run.statement, {})
             end = end_of(result)
-            # Inconclusive under a mutant beside an undecided real run tells nothing (the statement was not
-            # decided without the mutant either).
-            if end == END_UNDECIDED and not as_registered(run.outcome, claim.statements[run.statement]):
-                end = END_NOT_TRIED
             if end == END_NOT_TRIED:
                 continue
+            if not as_registered(run.outcome, statement):
+                uncounted.setdefault(run.statement, {})[result["mutant"]] = mutant_label(
+                    result, statement.expected, counted=False
+                )
+                continue
             before = ends.get(result["mutant"])
-            if before is None or MUTANT_ENDS.index(end) < MUTANT_ENDS.index(before):
-                ends[result["mutant"]] = end
+            if before is None or MUTANT_ENDS.index(end) < MUTANT_ENDS.index(before[0]):
+                ends[result["mutant"]] = (end, mutant_label(result, statement.expected))
     if not per_statement:
         return None
     statements = {}
     kinds = dict.fromkeys(MUTANT_ENDS, 0)
+    labels: dict[str, int] = {}
+    rank: dict[str, int] = {}  # a label's place: kills first, in the order of MUTANT_ENDS, then the uncounted
     survivors, unexplained = set(), set()
-    for name, ends in sorted(per_statement.items()):
+    for name, found in sorted(per_statement.items()):
         statement = claim.statements[name]
-        listed = [m for m in statement.mutants]
-        tried = {m: ends[m] for m in listed if m in ends}
+        listed = list(statement.mutants)
+        tried = {m: found[m][0] for m in listed if m in found}
+        not_counted = {m: text for m, text in uncounted.get(name, {}).items() if m in listed and m not in tried}
         expected = {
             m: statement.mutants_expected_end[m]
             for m, end in tried.items()
@@ -177,21 +210,28 @@ def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
                 survivors.add(f"{name}: {mutant}")
             elif end not in KILLS and mutant not in expected:
                 unexplained.add(f"{name}: {mutant} ({end})")
+        for label, place in [(found[m][1], MUTANT_ENDS.index(found[m][0])) for m in tried] + [
+            (text, len(MUTANT_ENDS)) for text in not_counted.values()
+        ]:
+            labels[label], rank[label] = labels.get(label, 0) + 1, place
         statements[name] = {
             "killed": sum(1 for end in tried.values() if end in KILLS),
             "of": len(listed),
             "ends": tried,
+            "labels": {m: found[m][1] for m in tried} | not_counted,
             "expected_ends": expected,
             "survivors": sorted(m for m, end in tried.items() if end == END_SURVIVED),
             "unexplained": sorted(
                 m for m, end in tried.items() if end not in KILLS + (END_SURVIVED,) and m not in expected
             ),
+            "not_counted": sorted(not_counted),
             "not_tried": sorted(set(listed) - set(tried)),
         }
     return {
         "killed": sum(s["killed"] for s in statements.values()),
         "of": sum(s["of"] for s in statements.values()),
         "kinds": kinds,
+        "labels": {label: labels[label] for label in sorted(labels, key=lambda label: (rank[label], label))},
         "expected": sum(len(s["expected_ends"]) for s in statements.values()),
         "survivors": sorted(survivors),
         "unexplained": sorted(unexplained),
@@ -302,33 +342,6 @@ def _not_reached(inputs: ClaimInputs) -> str:
         f"the run was cut off ({inputs.interrupted_by or 'interrupted'}) "
         f"before {len(tests)} of its selected tests: {shown}; rerun with the same store to resume"
     )
-
-
-_MISSING = object()
-
-
-def evidence_value(evidence: dict[str, Any], name: str) -> Any:
-    """The evidence recorded under `name`, or one field of a record: `name.field` (as `fixed-point rate.lower`
-    picks the lower bound of what decide_rate recorded) where no evidence is named `name.field` itself;
-    _MISSING where there is neither."""
-    if name in evidence:
-        return evidence[name]
-    record, dot, field = name.rpartition(".")
-    found = evidence.get(record) if dot else None
-    return found[field] if isinstance(found, dict) and field in found else _MISSING
-
-
-def key_numbers(claim: Claim, runs: list[StatementRun]) -> list[dict[str, Any]]:
-    """The registry's key numbers of a claim, with the value of every run that recorded them."""
-    out = []
-    for entry in claim.key_numbers:
-        statement, _, name = (part.strip() for part in entry.partition(":"))
-        found = [(r, evidence_value(r.evidence, name)) for r in runs if r.statement == statement]
-        values = [
-            {"run": _param_label(r.test), "tier": r.tier, "value": value} for r, value in found if value is not _MISSING
-        ]
-        out.append({"label": entry, "values": values})
-    return out
 
 
 def thumbnail(claim: Claim, runs: list[StatementRun]) -> dict[str, str] | None:
