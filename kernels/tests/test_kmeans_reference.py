@@ -177,6 +177,17 @@ def test_hartigan_never_moves_on_an_exact_tie():
         assert bool(run.initial_fixed[0]) and run.labels[0].tolist() == [0, 0, 1], route
 
 
+@pytest.mark.smoke
+def test_hartigan_stops_on_a_tie_that_rounding_breaks():
+    # Found by K1's seeded search (master seed 1): keeping -1 in {-1, -2, -2} costs (2/3)^2 * 3/2 = 2/3 and moving
+    # it to {0, 0} costs 1 * 2/3 = 2/3; the rounded costs differ, and a strict '<' on them cycled for ever.
+    data = np.array([[[0.0], [0.0], [-1.0], [-2.0], [-2.0]]])
+    for route, arrays in (("explicit", data), ("gram", km.gram_matrix(data))):
+        run = km.hartigan(arrays, np.array([[0, 1, 0, 0, 0]]), 2, route=route)
+        assert bool(run.converged[0]), f"{route}: Hartigan cycled on a tie ({run.labels[0].tolist()})"
+        assert _brute_force_sse(data[0], run.labels[0], 2) <= _brute_force_sse(data[0], np.array([0, 1, 0, 0, 0]), 2)
+
+
 # Wishart route versus explicit route, in distribution. Each comparison is a two-sample test at
 # level ALPHA / (number of comparisons), so the whole test false-alarms with probability <= ALPHA.
 ALPHA = 1e-3
