@@ -1,11 +1,17 @@
-# plugin: pytest-claims built and installed alone, its example project, its own tests, its oldest requirements.
+# plugin: pytest-claims built, twine-checked and installed alone, its example project, its tests, oldest requirements.
 # Sourced by .ci/step (which sets work, compare, needs); run it alone with `.ci/step plugin`.
-# The plugin on its own: pytest-claims built (sdist and wheel); the wheel installed alone into a fresh venv
-# (at most 8 distributions, neither torch nor NumPy), silent in a folder without an ini; its example
-# project run from a venv holding the sdist and its html extra only: the registered verdicts, every
+# The release rehearsal (pytest-claims/CHANGELOG.md): pytest-claims built (sdist and wheel), `twine check --strict`
+# on both, LICENSE inside both and the wheel's metadata with the licence and classifiers; the wheel installed alone
+# into a fresh venv (at most 8 distributions, neither torch nor NumPy), silent in a folder without an ini; its
+# example project run from a venv holding the sdist and its html extra only: the registered verdicts, every
 # mutant killed, both reports written.
-python3 -m venv "$work/build-venv" && "$work/build-venv/bin/pip" install -q build
+python3 -m venv "$work/build-venv" && "$work/build-venv/bin/pip" install -q build twine
 "$work/build-venv/bin/python" -m build pytest-claims -o "$work/dist" > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; echo "python -m build pytest-claims failed"; exit 1; }
+tail -1 "$work/build.log"
+"$work/build-venv/bin/twine" check --strict "$work"/dist/* || { echo "twine check failed on pytest-claims' sdist or wheel"; exit 1; }
+cmp -s LICENSE pytest-claims/LICENSE || { echo "pytest-claims/LICENSE is not a copy of LICENSE (one licence for both)"; exit 1; }
+python3 .ci/check_dist.py "$work/dist" > "$work/check-dist.log" || { cat "$work/check-dist.log"; echo "pytest-claims' sdist or wheel is not publishable (.ci/check_dist.py)"; exit 1; }
+grep -E "License|Typing" "$work/check-dist.log"
 python3 -m venv "$work/plugin-alone" && "$work/plugin-alone/bin/pip" install -q "$work"/dist/pytest_claims-*.whl
 # Installing and building the plugin wrote nothing into the checkout (no build/, no *.egg-info).
 written="$(git status --porcelain --ignored -- pytest-claims | grep -v '__pycache__/$' || true)"
