@@ -27,7 +27,7 @@ mkdir -p "$work/no-ini" && printf 'def test_nothing():\n    assert True\n' > "$w
 if grep -qiE "claim|warning|error" "$work/no-ini/out.txt"; then cat "$work/no-ini/out.txt"; echo "the plugin is not silent in a folder without an ini"; exit 1; fi
 python3 -m venv "$work/example-venv" && "$work/example-venv/bin/pip" install -q "$(ls "$work"/dist/pytest_claims-*.tar.gz)[html]"
 cp -r pytest-claims/examples/means "$work/means" && rm -rf "$work/means/reports" "$work/means/.pytest_cache"
-(cd "$work/means" && "$work/example-venv/bin/pytest" -q && "$work/example-venv/bin/pytest" -q --mutants --seed 2) > "$work/means.log" 2>&1 \
+(cd "$work/means" && "$work/example-venv/bin/pytest" -q && "$work/example-venv/bin/pytest" -q --claims-mutants --claims-seed 2) > "$work/means.log" 2>&1 \
   || { tail -30 "$work/means.log"; echo "the plugin's example project failed (pytest-claims/examples/means)"; exit 1; }
 "$work/example-venv/bin/python" - "$work/means/reports" <<'PY'
 import json, pathlib, sys
