@@ -116,8 +116,10 @@ ALIASES = pytest.StashKey[tuple[str, ...]]()  # the short aliases this run regis
 
 
 def _taken(parser: pytest.Parser) -> set[str]:
-    """Option strings already registered (by pytest, the plugins and the project's conftests)."""
-    return {name for group in getattr(parser, "_groups", []) for option in group.options for name in option.names()}
+    """Option strings already registered (by pytest, the plugins and the project's conftests), in the named groups and
+    in the anonymous one that `parser.addoption` fills (pytest 8 keeps it apart from the named ones)."""
+    groups = [*getattr(parser, "_groups", []), getattr(parser, "_anonymous", None)]
+    return {name for group in groups if group is not None for option in group.options for name in option.names()}
 
 
 def add_options(group: Any) -> None:
