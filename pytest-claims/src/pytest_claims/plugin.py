@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from pytest_claims import context, ledger, mutant_process, options, properties, runs, seeding, threads, worker
+from pytest_claims import progress
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.export import Exporter, parse_formats
@@ -92,6 +93,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     seeding.add_options(parser, group)
     runs.add_options(parser, group)
     mutant_process.add_options(parser)
+    progress.add_ini(parser)
 
 
 def _store_for(config: pytest.Config) -> ResultStore:
@@ -240,6 +242,9 @@ def _register_roles(config: pytest.Config, state: State) -> None:
         ]
         if options.strict(config):
             roles.append((Strict(state), "claims-strict"))
+        every = progress.interval(config)
+        if every:
+            roles.append((progress.Progress(config, every), "claims-progress"))
         if state.export_formats:
             roles.append((Exporter(state, state.export_formats), "claims-export"))
         if config.pluginmanager.hasplugin("html"):
