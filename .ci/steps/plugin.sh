@@ -1,11 +1,17 @@
-# plugin: pytest-claims built and installed alone, its example project, its own tests, its oldest requirements.
+# plugin: pytest-claims built, twine-checked and installed alone, its example project, its tests, oldest requirements.
 # Sourced by .ci/step (which sets work, compare, needs); run it alone with `.ci/step plugin`.
-# The plugin on its own: pytest-claims built (sdist and wheel); the wheel installed alone into a fresh venv
-# (at most 8 distributions, neither torch nor NumPy), silent in a folder without an ini; its example
-# project run from a venv holding the sdist and its html extra only: the registered verdicts, every
+# The release rehearsal (pytest-claims/CHANGELOG.md): pytest-claims built (sdist and wheel), `twine check --strict`
+# on both, LICENSE inside both and the wheel's metadata with the licence and classifiers; the wheel installed alone
+# into a fresh venv (at most 8 distributions, neither torch nor NumPy), silent in a folder without an ini; its
+# example project run from a venv holding the sdist and its html extra only: the registered verdicts, every
 # mutant killed, both reports written.
-python3 -m venv "$work/build-venv" && "$work/build-venv/bin/pip" install -q build
+python3 -m venv "$work/build-venv" && "$work/build-venv/bin/pip" install -q build twine
 "$work/build-venv/bin/python" -m build pytest-claims -o "$work/dist" > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; echo "python -m build pytest-claims failed"; exit 1; }
+tail -1 "$work/build.log"
+"$work/build-venv/bin/twine" check --strict "$work"/dist/* || { echo "twine check failed on pytest-claims' sdist or wheel"; exit 1; }
+cmp -s LICENSE pytest-claims/LICENSE || { echo "pytest-claims/LICENSE is not a copy of LICENSE (one licence for both)"; exit 1; }
+python3 .ci/check_dist.py "$work/dist" > "$work/check-dist.log" || { cat "$work/check-dist.log"; echo "pytest-claims' sdist or wheel is not publishable (.ci/check_dist.py)"; exit 1; }
+grep -E "License|Typing" "$work/check-dist.log"
 python3 -m venv "$work/plugin-alone" && "$work/plugin-alone/bin/pip" install -q "$work"/dist/pytest_claims-*.whl
 # Installing and building the plugin wrote nothing into the checkout (no build/, no *.egg-info).
 written="$(git status --porcelain --ignored -- pytest-claims | grep -v '__pycache__/$' || true)"
@@ -21,19 +27,9 @@ mkdir -p "$work/no-ini" && printf 'def test_nothing():\n    assert True\n' > "$w
 if grep -qiE "claim|warning|error" "$work/no-ini/out.txt"; then cat "$work/no-ini/out.txt"; echo "the plugin is not silent in a folder without an ini"; exit 1; fi
 python3 -m venv "$work/example-venv" && "$work/example-venv/bin/pip" install -q "$(ls "$work"/dist/pytest_claims-*.tar.gz)[html]"
 cp -r pytest-claims/examples/means "$work/means" && rm -rf "$work/means/reports" "$work/means/.pytest_cache"
-(cd "$work/means" && "$work/example-venv/bin/pytest" -q && "$work/example-venv/bin/pytest" -q --mutants --seed 2) > "$work/means.log" 2>&1 \
+(cd "$work/means" && "$work/example-venv/bin/pytest" -q && "$work/example-venv/bin/pytest" -q --claims-mutants --claims-seed 2) > "$work/means.log" 2>&1 \
   || { tail -30 "$work/means.log"; echo "the plugin's example project failed (pytest-claims/examples/means)"; exit 1; }
-"$work/example-venv/bin/python" - "$work/means/reports" <<'PY'
-import json, pathlib, sys
-reports = pathlib.Path(sys.argv[1])
-claims = {c["key"]: c for c in json.loads((reports / "verdicts.json").read_text())["claims"]}
-found = {key: c["verdict"] for key, c in claims.items()}
-assert found == {"M1": "verified", "M2": "falsified", "M3": "verified"}, f"example verdicts {found}"
-power = {key: c["power"] for key, c in claims.items() if c.get("power")}
-assert {k: (p["killed"], p["of"]) for k, p in power.items()} == {"M1": (2, 2), "M3": (2, 2)}, f"example mutants {power}"
-assert (reports / "verdict.html").stat().st_size > 10_000, "the example's HTML report is missing"
-print(f"example project: {found}, mutants killed " + ", ".join(f"{k} {p['killed']}/{p['of']}" for k, p in power.items()))
-PY
+"$work/example-venv/bin/python" .ci/check_example.py "$work/means/reports" || { echo "the plugin's example project did not reach its registered verdicts"; exit 1; }
 # The plugin's own tests, as the plugin's suite (pytest-claims/pyproject.toml): the suite's smoke tier runs
 # only the claims and their kernels' reference tests.
 # tests/test_docs.py ran above, in .ci/docs

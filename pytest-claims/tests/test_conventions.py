@@ -33,22 +33,83 @@ def verdicts(pytester: pytest.Pytester) -> dict:
     return json.loads((pytester.path / "reports" / "verdicts.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("option", ["--claims-seed", "--seed"])
-def test_the_prefixed_seed_option_and_its_alias_set_the_master_seed(pytester, option):
-    skeleton(pytester)
+@pytest.mark.parametrize(
+    ("option", "ini"),
+    [("--claims-seed", "claims_seed = 1"), ("--seed", "claims_seed = 1\nclaims_short_options = true")],
+)
+def test_the_prefixed_seed_option_and_the_alias_a_project_asks_for_set_the_master_seed(pytester, option, ini):
+    skeleton(pytester, pytest_ini=("claims_seed = 1", ini))
     result = pytester.runpytest(option, "7", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
     assert verdicts(pytester)["seed"] == 7
 
 
-def test_a_short_alias_another_plugin_has_taken_is_left_out_and_the_prefixed_name_works(pytester):
+def test_without_the_ini_key_no_short_alias_is_registered(pytester):
     skeleton(pytester)
+    for alias in ("--seed=7", "--mutants", "--no-store", "--store-dir=s", "--previous-verdicts=p.json"):
+        result = pytester.runpytest(alias, "-p", "no:randomly")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, (alias, result.stdout.str())
+        assert "unrecognized arguments" in result.stderr.str(), (alias, result.stderr.str())
+
+
+def test_a_short_alias_another_plugin_has_taken_is_left_out_and_the_prefixed_name_works(pytester):
+    skeleton(pytester, pytest_ini=("claims_seed = 1", "claims_seed = 1\nclaims_short_options = true"))
     pytester.makepyfile(
         other_plugin="def pytest_addoption(parser):\n    parser.addoption('--seed', dest='other_seed', default='x')\n"
     )
     result = pytester.runpytest("-p", "other_plugin", "--claims-seed", "5", "--seed", "mine", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     assert verdicts(pytester)["seed"] == 5
+    result.stdout.fnmatch_lines(["*claims_short_options: another plugin or a conftest has --seed (use --claims-seed)*"])
+
+
+# A project of its own with the options a plugin must not take from it (issue 50 item 3): its conftest registers
+# `--seed` and `--mutants` as pytest's docs show (no dest), its test reads them back and writes what it saw.
+OWN_OPTIONS_CONFTEST = """
+def pytest_addoption(parser):
+    parser.addoption("--seed", type=int, default=0, help="this project's own seed")
+    parser.addoption("--mutants", action="store_true", help="this project's own switch")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "smoke: this project's quick tests")
+
+
+def pytest_claims_reproduce_args(config):
+    return ["--seed", str(config.getoption("seed"))]
+"""
+
+OWN_OPTIONS_TEST = """
+import json
+
+import pytest
+
+
+@pytest.mark.smoke  # a scale marker, as a project with a registry needs on every test
+def test_own_options(request):
+    seen = {"seed": request.config.getoption("seed"), "mutants": request.config.getoption("mutants")}
+    (request.config.rootpath / "seen.json").write_text(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("with_registry", [False, True], ids=["no registry", "registry"])
+def test_a_project_with_its_own_seed_and_mutants_options_runs_with_the_plugin_installed(pytester, with_registry):
+    if with_registry:
+        skeleton(pytester)  # the plugin active: its master seed from the ini key, its mutants from --claims-mutants
+    pytester.makeconftest(OWN_OPTIONS_CONFTEST)
+    pytester.makepyfile(test_own=OWN_OPTIONS_TEST)
+    result = pytester.runpytest("--seed", "3", "--mutants", "-p", "no:randomly", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert json.loads((pytester.path / "seen.json").read_text()) == {"seed": 3, "mutants": True}
+    assert result.parseoutcomes().get("passed") == (2 if with_registry else 1), result.stdout.str()
+    if with_registry:
+        payload = verdicts(pytester)
+        assert payload["seed"] == 1 and not payload["mutants_run"], (payload["seed"], payload["mutants_run"])
+        result = pytester.runpytest("--seed", "4", "--claims-seed", "9", "--claims-mutants", "-p", "no:randomly")
+        assert result.ret == 0, result.stdout.str() + result.stderr.str()
+        assert json.loads((pytester.path / "seen.json").read_text()) == {"seed": 4, "mutants": False}
+        payload = verdicts(pytester)
+        assert payload["seed"] == 9 and payload["mutants_run"], (payload["seed"], payload["mutants_run"])
 
 
 def test_strict_mode_exits_with_its_own_status_on_a_verdict_other_than_the_registered_one(pytester):

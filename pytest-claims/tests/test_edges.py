@@ -30,7 +30,7 @@ from toy_project import CONSTANT_TESTS, claim, constant_tests, verdicts
 
 def one_run(project, *args: str) -> pytest.Pytester:
     pytester = project()
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", *args)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", *args)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     return pytester
 
@@ -188,10 +188,12 @@ def test_the_merge_refuses_an_output_directory_that_holds_an_input(project, tmp_
 def test_previous_verdicts_are_checked_field_by_field_in_one_line(project, previous, field):
     pytester = project()
     (pytester.path / "previous.json").write_text(json.dumps(previous))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--previous-verdicts=previous.json")
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-no-store", "--claims-previous-verdicts=previous.json"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
     err = result.stderr.str()
-    assert "--previous-verdicts previous.json: field " in err and field in err and "Traceback" not in err, err
+    assert "--claims-previous-verdicts previous.json: field " in err and field in err and "Traceback" not in err, err
     result.stdout.no_fnmatch_line("*passed*")
 
 
@@ -216,7 +218,7 @@ def results_table_cells(page: str) -> list[str]:
 @pytest.mark.smoke
 def test_pytest_html_shows_a_test_id_as_text_not_markup(project):
     pytester = project(constant_tests=PARAMETRISED_TESTS)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/verdict.html")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/verdict.html")
     assert result.ret == pytest.ExitCode.OK
     cells = results_table_cells((pytester.path / "out" / "verdict.html").read_text())
     ids = [c for c in cells if "col-testId" in c and "hostile" in c]
@@ -238,7 +240,7 @@ def test_both_reports_name_the_same_run_and_a_new_run_renames_both(project):
     pytester = one_run(project, "--html=out/verdict.html")
     first = report_ids(pytester.path / "out")
     assert first[0] and first[0] == first[1]
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/verdict.html")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/verdict.html")
     second = report_ids(pytester.path / "out")
     assert second[0] == second[1] and second[0] != first[0]
     assert not list((pytester.path / "out").glob(".*.tmp"))
@@ -279,7 +281,7 @@ def pytest_sessionstart(session):
 def test_sigterm_while_the_reports_are_written_finishes_both(project, when):
     pytester = project()
     pytester.makeconftest(SIGNAL_IN_THE_WRITE)
-    args = ("-m", "smoke", "--no-store", "--html=out/verdict.html")
+    args = ("-m", "smoke", "--claims-no-store", "--html=out/verdict.html")
     assert _pytest(pytester, *args).wait(timeout=120) == 0
     before = report_ids(pytester.path / "out")
     process = _pytest(pytester, *args, env={"TOY_SIGNAL": when})
@@ -307,7 +309,7 @@ def test_a_write_that_fails_part_way_keeps_the_previous_pair_and_says_so(project
     pair = {name: (pytester.path / "out" / name).read_bytes() for name in ("verdicts.json", "verdict.html")}
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]))
     process = subprocess.run(  # every file of the run limited to 3000 bytes: the reports cannot be completed
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "smoke", "--no-store", "-k", "answer"]
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "smoke", "--claims-no-store", "-k", "answer"]
         + ["--html=out/verdict.html", "--self-contained-html"],
         cwd=pytester.path,
         env=environment,
@@ -338,7 +340,7 @@ def test_a_full_disk_keeps_the_previous_pair_and_says_so_in_one_line(project, mo
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(report_files, "_write_file", full_disk)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/verdict.html")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/verdict.html")
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     result.stdout.fnmatch_lines(
         ["pytest-claims: the reports were not written (No space left on device)*kept as they were"]
@@ -351,10 +353,10 @@ def test_a_full_disk_keeps_the_previous_pair_and_says_so_in_one_line(project, mo
 @pytest.mark.smoke
 def test_a_second_run_into_a_report_directory_in_use_is_refused_naming_the_first(project):
     pytester = project(triangle_tests=SLOW_TRIANGLE)
-    first = _pytest(pytester, "-m", "smoke", "--store-dir=store", env={"TOY_SLOW": "1"})
+    first = _pytest(pytester, "-m", "smoke", "--claims-store-dir=store", env={"TOY_SLOW": "1"})
     try:
         _wait_for(pytester.path / "reached-step-30", first)
-        second = _pytest(pytester, "-m", "smoke", "--no-store", "-k", "answer")
+        second = _pytest(pytester, "-m", "smoke", "--claims-no-store", "-k", "answer")
         output, _ = second.communicate(timeout=120)
         assert second.returncode == pytest.ExitCode.USAGE_ERROR, output[-3000:]
         assert "is in use by run " in output and f"(pid {first.pid} on " in output, output[-3000:]
@@ -383,7 +385,9 @@ def test_pruning_removes_only_figures_the_plugin_wrote(project):
     assert written in manifest["figures"]
     manifest["figures"][written] = two_days_ago  # named last two days ago
     (out / ".claims-figures.json").write_text(json.dumps(manifest))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-k", "answer")  # a run that names no figure
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-no-store", "-k", "answer"
+    )  # a run that names no figure
     assert result.ret == pytest.ExitCode.OK
     assert committed.is_file(), "the run deleted a file it did not write"
     assert not (out / written).exists(), "a figure the plugin wrote, unnamed for two days, was kept"
@@ -437,7 +441,7 @@ def test_bad_input_is_one_line_and_exit_4_before_any_test(project, case, message
                 'tests = "test_constant.py"', 'tests = "test_constant.py"\nkey_numbers = ["answer: headline"]'
             )
         )
-    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-p", "no:cacheprovider", *workers)
+    result = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", "-p", "no:cacheprovider", *workers)
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output[-3000:]
     assert message in output and "INTERNALERROR" not in output and "Traceback" not in output, output[-3000:]
@@ -449,7 +453,7 @@ def test_bad_input_is_one_line_and_exit_4_before_any_test(project, case, message
 @pytest.mark.smoke
 def test_a_reserved_evidence_name_built_at_run_time_errors_its_test_and_the_report_stands(project):
     pytester = project(constant_tests=DYNAMIC_RESERVED_NAME)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/verdict.html")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/verdict.html")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     payload = verdicts(pytester)
     t2 = claim(payload, "T2")

@@ -93,7 +93,7 @@ def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
     pytester = project(triangle_tests=SLOW_TRIANGLE)
     workers = ["-n", "2"] if "-n 2" in how else []
     process = _pytest(
-        pytester, "-m", "smoke", "--store-dir=store", "--html=out/verdict.html", *workers, env={"TOY_SLOW": "1"}
+        pytester, "-m", "smoke", "--claims-store-dir=store", "--html=out/verdict.html", *workers, env={"TOY_SLOW": "1"}
     )
     _wait_for(pytester.path / "reached-step-30", process)
     sig = signal.SIGINT if "SIGINT" in how else signal.SIGTERM
@@ -113,7 +113,7 @@ def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
     ]
     assert cut["runs"][0]["interrupted"]
 
-    rerun = _pytest(pytester, "-m", "smoke", "--store-dir=store", *workers)
+    rerun = _pytest(pytester, "-m", "smoke", "--claims-store-dir=store", *workers)
     output, _ = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, output[-3000:]
     resumed = verdicts(pytester)
@@ -129,7 +129,7 @@ def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
 @pytest.mark.smoke
 def test_a_worker_killed_mid_test_makes_its_statement_crashed_and_its_claim_broken(project):
     pytester = project(triangle_tests=SLOW_TRIANGLE)
-    process = _pytest(pytester, "-m", "smoke", "--no-store", "-n", "2", env={"TOY_CRASH": "1"})
+    process = _pytest(pytester, "-m", "smoke", "--claims-no-store", "-n", "2", env={"TOY_CRASH": "1"})
     output, _ = process.communicate(timeout=120)
     assert process.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
     t1 = claim(verdicts(pytester), "T1")
@@ -148,11 +148,11 @@ def test_a_hostile_store_entry_is_recomputed_named_and_never_run(project):
     from test_store import _RunsCode
 
     pytester = project(constant_tests=CONSTANT_TESTS)
-    pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store").assert_outcomes(passed=3, xfailed=1)
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir=store").assert_outcomes(passed=3, xfailed=1)
     (entry,) = (pytester.path / "store").glob("*/*.npz")
     marker = pytester.path / "code-ran"
     entry.write_bytes(pickle.dumps(_RunsCode(marker)))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store", "--html=out/verdict.html")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir=store", "--html=out/verdict.html")
     result.assert_outcomes(passed=3, xfailed=1)
     assert not marker.exists()
     result.stdout.fnmatch_lines([f"result store: store entry {entry} unreadable*recomputed"])
@@ -167,10 +167,10 @@ def test_a_hostile_store_entry_is_recomputed_named_and_never_run(project):
 def test_a_store_path_that_is_a_file_is_one_line_before_any_work(project):
     pytester = project()
     (pytester.path / "store").write_text("")
-    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir=store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir=store")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*the result store path *store is not a directory (--store-dir or the ini key claims_store_dir)*"]
+        ["*the result store path *store is not a directory (--claims-store-dir or the ini key claims_store_dir)*"]
     )
     assert not (pytester.path / "out" / "verdicts.json").exists()
 
@@ -222,8 +222,8 @@ def test_an_unusable_report_path_is_one_line_before_any_work(project, where):
         message = "the directory of the HTML report (--html html/verdict.html): "
     else:
         (pytester.path / "previous.json").write_text("[]")
-        args.append("--previous-verdicts=previous.json")
-        message = "--previous-verdicts previous.json: not a verdicts.json"
+        args.append("--claims-previous-verdicts=previous.json")
+        message = "--claims-previous-verdicts previous.json: not a verdicts.json"
     result = pytester.runpytest_inprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str(), result.stderr.str()
@@ -233,9 +233,11 @@ def test_an_unusable_report_path_is_one_line_before_any_work(project, where):
 @pytest.mark.smoke
 def test_two_runs_into_one_report_directory_keep_each_others_figures(project):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     first = claim(verdicts(pytester), "T1")["figure"]["path"]
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-k", "answer")  # another run, same report directory
+    pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-no-store", "-k", "answer"
+    )  # another run, same report directory
     assert (pytester.path / "out" / first).is_file(), "the second run deleted the first run's figure"
 
 

@@ -104,7 +104,7 @@ def payload(pytester: pytest.Pytester) -> dict:
 
 def test_a_straddling_interval_is_inconclusive_not_broken(pytester):
     make(pytester, heads=62, trials=100)  # 62/100 against 0.6: neither bound clears it
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-p", "no:randomly")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-p", "no:randomly")
     assert result.ret == 0
     found = payload(pytester)
     record = found["claims"][0]
@@ -124,7 +124,7 @@ def test_a_straddling_interval_is_inconclusive_not_broken(pytester):
 def test_inconclusive_travels_from_xdist_workers(pytester):
     """The outcome reaches the controller from a worker (the report attribute survives serialisation)."""
     make(pytester, heads=62, trials=100)
-    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-n", "2", "-p", "no:randomly")
+    result = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", "-n", "2", "-p", "no:randomly")
     assert result.ret == 0
     record = payload(pytester)["claims"][0]
     assert record["verdict"] == "inconclusive"
@@ -133,17 +133,17 @@ def test_inconclusive_travels_from_xdist_workers(pytester):
 
 def test_decided_both_ways(pytester):
     make(pytester, heads=90, trials=400)
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == 0
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store").ret == 0
     assert payload(pytester)["claims"][0]["verdict"] == "verified"
     make(pytester, heads=40, trials=400)  # clearly below 0.6: refuted, against the registry
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == 1
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store").ret == 1
     record = payload(pytester)["claims"][0]
     assert record["verdict"] == "broken" and "rate (refuted)" in record["reason"]
 
 
 def test_inconclusive_under_a_mutant_is_not_a_kill_unless_the_registry_says_why(pytester):
     make(pytester, heads=90, trials=400)
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 1
     record = payload(pytester)["claims"][0]
     assert record["verdict"] == "broken" and "rate: fair-coin (undecided)" in record["reason"]
     assert record["power"]["killed"] == 0 and record["power"]["of"] == 1
@@ -157,18 +157,18 @@ def test_inconclusive_under_a_mutant_is_not_a_kill_unless_the_registry_says_why(
             'resolution of 400 tosses" }',
         )
     )
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 0
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 0
     record = payload(pytester)["claims"][0]
     assert record["verdict"] == "verified" and record["power"]["expected"] == 1
 
 
 def test_false_alarm_budget_table_and_limit(pytester):
     make(pytester, heads=90, trials=400)
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == 0
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store").ret == 0
     table = payload(pytester)["false_alarm"]
     assert table["budget"] == 1e-3 and table["tiers"]["smoke"]["sum"] == pytest.approx(2e-4)
     make(pytester, heads=90, trials=400, budget="1e-4")  # 2e-4 registered for smoke: over the budget
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*false-alarm probabilities*smoke*budget 0.0001*"])
 
@@ -176,7 +176,7 @@ def test_false_alarm_budget_table_and_limit(pytester):
 def test_false_alarm_needs_a_basis(pytester):
     make(pytester, heads=90, trials=400)
     pytester.makefile(".toml", registry=REGISTRY.format().replace('false_alarm_basis = "the level of the bound"\n', ""))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*never-tails states a false_alarm without false_alarm_basis*"])
 
@@ -192,7 +192,7 @@ def test_a_level_asked_for_but_not_registered_is_one_line(pytester):
     registry = REGISTRY.format().replace(stated, "")
     assert registry != REGISTRY.format()
     pytester.makefile(".toml", registry=registry)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         ["*coin/biased:rate decides by a confidence level but states no false_alarm*add false_alarm*"]
@@ -204,7 +204,7 @@ def test_a_level_asked_for_but_not_registered_is_one_line(pytester):
 
 def test_replication_set_over_seeds(pytester, tmp_path):
     make(pytester, heads=90, trials=400)
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     good = payload(pytester)
     paths = []
     for seed in (1, 2, 3):

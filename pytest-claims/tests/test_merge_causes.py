@@ -40,7 +40,7 @@ def test_a_crashed_worker_survives_two_merges(project):
     """A worker that dies in a reference test of a claim module breaks the claim (a problem, not a statement
     outcome): merging that run once or twice keeps it broken (it was laundered to `verified` before)."""
     pytester = project(constant_tests=CRASHING_REFERENCE)
-    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-n", "2")
+    result = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", "-n", "2")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     broken_through_two_merges(pytester.path / "out" / "verdicts.json", "T2", "crashed")
 
@@ -48,20 +48,23 @@ def test_a_crashed_worker_survives_two_merges(project):
 @pytest.mark.smoke
 def test_a_collection_error_survives_two_merges(project):
     pytester = project(constant_tests="def broken(:\n    pass\n")
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == pytest.ExitCode.TESTS_FAILED
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store").ret == pytest.ExitCode.TESTS_FAILED
     broken_through_two_merges(pytester.path / "out" / "verdicts.json", "T2", "collection error in test_constant.py")
 
 
 @pytest.mark.smoke
 def test_a_surviving_mutant_survives_two_merges(project):
     pytester = project(mutants='["off-by-one", "harmless"]')
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == pytest.ExitCode.TESTS_FAILED
+    assert (
+        pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret
+        == pytest.ExitCode.TESTS_FAILED
+    )
     broken_through_two_merges(pytester.path / "out" / "verdicts.json", "T1", "mutants survived")
 
 
 def two_runs(pytester: pytest.Pytester, change: str) -> list[Path]:
     """Two runs of the toy project, the second with `change` applied: another outcome or another registry."""
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=first")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=first")
     if change == "outcome":
         pytester.makepyfile(toy_kernel=kernel(answer="41"))
     else:
@@ -69,7 +72,7 @@ def two_runs(pytester: pytest.Pytester, change: str) -> list[Path]:
             ".toml",
             registry=registry(answer_text="the answer is forty-two"),
         )
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=second")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=second")
     return [pytester.path / "first" / "verdicts.json", pytester.path / "second" / "verdicts.json"]
 
 

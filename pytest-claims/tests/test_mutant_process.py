@@ -50,7 +50,7 @@ def test_a_hanging_an_exiting_and_a_segfaulting_mutant_are_named_and_the_run_rep
     pytester = hostile_project(project, '["off-by-one", "hangs", "exits", "exits-3", "segfaults"]')
     started = time.monotonic()
     result = pytester.runpytest_subprocess(
-        "-p", "no:randomly", "-p", "no:xdist", "--no-store", "--mutants", timeout=120
+        "-p", "no:randomly", "-p", "no:xdist", "--claims-no-store", "--claims-mutants", timeout=120
     )
     took = time.monotonic() - started
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
@@ -72,14 +72,16 @@ def test_a_hanging_an_exiting_and_a_segfaulting_mutant_are_named_and_the_run_rep
 @pytest.mark.smoke
 def test_a_bad_time_limit_key_stops_the_run_in_one_line(project):
     pytester = hostile_project(project, '["off-by-one"]', grace="soon")
-    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "--no-store", "--mutants")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "-p", "no:xdist", "--claims-no-store", "--claims-mutants"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "claims_mutant_time_grace must be a non-negative number" in result.stderr.str()
 
 
 def _run_until(pytester: pytest.Pytester, marker: str, *args: str) -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", "--no-store", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "--claims-no-store", *args],
         cwd=pytester.path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -96,7 +98,7 @@ def _run_until(pytester: pytest.Pytester, marker: str, *args: str) -> subprocess
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_mutants_cut_off_by_sigterm_make_the_claim_interrupted_naming_them(project, workers):
     pytester = hostile_project(project, '["off-by-one", "hangs"]', grace="600")
-    process = _run_until(pytester, "hanging", "--mutants", *workers)
+    process = _run_until(pytester, "hanging", "--claims-mutants", *workers)
     try:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) != 0

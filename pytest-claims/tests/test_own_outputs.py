@@ -17,7 +17,7 @@ from toy_project import claim, verdicts
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "--no-store", *args)
+    return pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "--claims-no-store", *args)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def test_a_damaged_saved_run_is_skipped_with_one_line_and_never_stops_a_run(proj
     second.write_text(damage)
     result = _run(pytester)
     assert result.ret == 0, result.stderr.str()
-    assert "--previous-verdicts" not in result.stderr.str()
+    assert "--claims-previous-verdicts" not in result.stderr.str()
     assert f"the saved run {second} is damaged and was skipped" in result.stderr.str()
     assert verdicts(pytester)["changes"]["previous"] == json.loads(first.read_text())["runs"][0]["date"]
 

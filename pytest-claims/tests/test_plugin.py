@@ -124,24 +124,24 @@ def test_scale_free_statements_run_in_every_tier(project):
 @pytest.mark.smoke
 def test_store_fresh_then_warm_gives_the_same_verdicts(project):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store").assert_outcomes(passed=3, xfailed=1)
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir", "store").assert_outcomes(passed=3, xfailed=1)
     fresh = verdicts(pytester)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir", "store")
     warm = verdicts(pytester)
     assert comparable(fresh) == comparable(warm)
     statuses = lambda payload: [e["status"] for e in payload["timings"]["store"]["test_triangle.py::test_formula"]]  # noqa: E731
     assert statuses(fresh) == ["computed"] and statuses(warm) == ["from store"]
     result.stdout.fnmatch_lines(["*1 results read from it*"])
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     assert statuses(verdicts(pytester)) == ["computed"] and verdicts(pytester)["runs"][0]["store"].startswith("off")
 
 
 @pytest.mark.smoke
 def test_a_changed_kernel_never_reads_an_old_value(project):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir", "store")
     pytester.makepyfile(toy_kernel=kernel(triangle="n * (n + 1) // 2 + (n == 7)"))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir", "store", "-p", "no:cacheprovider")
     assert result.ret == 1
     assert claim(verdicts(pytester), "T1")["verdict"] == "broken"
 
@@ -176,10 +176,12 @@ def test_formula(evidence):
 def test_an_interrupted_run_resumes_from_its_checkpoint(project, monkeypatch):
     pytester = project(triangle_tests=RESUMABLE)
     monkeypatch.setenv("TOY_INTERRUPT", "1")
-    result = pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula", no_reraise_ctrlc=True)
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-store-dir", "store", "-k", "formula", no_reraise_ctrlc=True
+    )
     assert result.ret == pytest.ExitCode.INTERRUPTED
     monkeypatch.setenv("TOY_INTERRUPT", "0")
-    pytester.runpytest_inprocess("-m", "smoke", "--store-dir", "store", "-k", "formula").assert_outcomes(
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-store-dir", "store", "-k", "formula").assert_outcomes(
         passed=1, deselected=2
     )
     events = verdicts(pytester)["timings"]["store"]["test_triangle.py::test_formula"]
@@ -189,14 +191,14 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(project, monkeypatch):
 @pytest.mark.smoke
 def test_mutants_are_killed_and_a_survivor_breaks_the_claim(project):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--mutants").assert_outcomes(passed=3, xfailed=1)
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-mutants").assert_outcomes(passed=3, xfailed=1)
     t1 = claim(verdicts(pytester), "T1")
     assert t1["power"]["killed"] == 3 and t1["power"]["of"] == 3 and t1["verdict"] == "verified"
     assert t1["power"]["statements"]["squares"]["killed"] == 1  # the refutation disappears under it: strict xfail fails
     # the real run after the mutants is untouched by them (its stored value is the true one)
     assert next(s for s in t1["statements"] if s["statement"] == "formula")["outcome"] == "held"
     pytester = project(mutants='["off-by-one", "harmless"]', refuted_mutants='["wrong-sign"]')
-    result = pytester.runpytest_inprocess("-m", "smoke", "--mutants")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-mutants")
     assert result.ret == 1
     t1 = claim(verdicts(pytester), "T1")
     assert t1["verdict"] == "broken" and "formula: harmless" in t1["reason"]
@@ -211,7 +213,7 @@ def test_an_unknown_or_stale_mutant_is_a_usage_error(project):
     result.stderr.fnmatch_lines(["*does not define*no-such-mutant*"])
     pytester = project()
     pytester.makepyfile(toy_kernel=kernel(triangle="(n * n + n) // 2"))
-    result = pytester.runpytest_inprocess("-m", "smoke", "--mutants")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-mutants")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*no longer apply*", "*mutant 'off-by-one'*occurs 0 times*"])
 
@@ -219,11 +221,11 @@ def test_an_unknown_or_stale_mutant_is_a_usage_error(project):
 @pytest.mark.smoke
 def test_what_changed_since_a_previous_run(project):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     (pytester.path / "previous.json").write_text((pytester.path / "out" / "verdicts.json").read_text())
     pytester.makepyfile(toy_kernel=kernel(answer="41"))
     result = pytester.runpytest_inprocess(
-        "-m", "smoke", "--no-store", "--previous-verdicts", "previous.json", "--html=out/report.html"
+        "-m", "smoke", "--claims-no-store", "--claims-previous-verdicts", "previous.json", "--html=out/report.html"
     )
     found = verdicts(pytester)["changes"]
     assert found["claims"] == [{"id": "toy/constant", "key": "T2", "before": "verified", "after": "broken"}]
@@ -267,7 +269,7 @@ def test_an_inactive_plugin_without_a_registry(pytester):
     pytester.runpytest_inprocess().assert_outcomes(passed=1)
     assert not (pytester.path / "reports").exists()
     # its options without a registry: a clear error, not a silently inactive plugin
-    result = pytester.runpytest_inprocess("--previous-verdicts", "elsewhere.json")
+    result = pytester.runpytest_inprocess("--claims-previous-verdicts", "elsewhere.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--claims-previous-verdicts given but no claims_registry*--option=PATH*"])
 
@@ -275,12 +277,20 @@ def test_an_inactive_plugin_without_a_registry(pytester):
 @pytest.mark.smoke
 def test_split_shards_merge_into_the_unsharded_verdicts(project, capsys):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     whole = verdicts(pytester)
     paths = []
     for group in (1, 2):
         pytester.runpytest_inprocess(
-            "-m", "smoke", "--no-store", "--splits", "2", "--group", str(group), "-o", f"claims_report_dir=shard{group}"
+            "-m",
+            "smoke",
+            "--claims-no-store",
+            "--splits",
+            "2",
+            "--group",
+            str(group),
+            "-o",
+            f"claims_report_dir=shard{group}",
         )
         paths.append(str(pytester.path / f"shard{group}" / "verdicts.json"))
     assert all(len(json.loads(open(p).read())["runs"][0]["tests"]) < 3 for p in paths)  # each shard ran a part
@@ -293,7 +303,7 @@ def test_split_shards_merge_into_the_unsharded_verdicts(project, capsys):
 @pytest.mark.smoke
 def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     good = verdicts(pytester)
     bad = json.loads(json.dumps(good))
     bad["runs"][0]["host"] = "another machine"  # another run, not this one given twice
@@ -313,7 +323,7 @@ def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path)
 @pytest.mark.smoke
 def test_merge_refuses_a_run_given_twice_and_malformed_files_in_one_line(project, tmp_path, capsys):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     good = pytester.path / "out" / "verdicts.json"
     (tmp_path / "copy.json").write_text(good.read_text())
     (tmp_path / "list.json").write_text("[]")
@@ -337,7 +347,7 @@ def test_merge_refuses_an_oversized_file_unread(project, tmp_path, capsys, monke
     from pytest_claims import payload
 
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     good = pytester.path / "out" / "verdicts.json"
     monkeypatch.setattr(payload, "MAX_VERDICTS_BYTES", good.stat().st_size - 1)
     assert merge_main([str(good), "-o", str(tmp_path / "m")]) == 2
@@ -351,7 +361,7 @@ def test_two_runs_in_one_second_are_two_runs_to_merge(project, tmp_path):
     so merging them is not refused as one run given twice (CI saw this happen on 2026-12-04)."""
     pytester = project()
     for directory in ("first", "second"):
-        pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", f"claims_report_dir={directory}")
+        pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", f"claims_report_dir={directory}")
     first, second = (json.loads((pytester.path / d / "verdicts.json").read_text()) for d in ("first", "second"))
     second["runs"][0]["date"] = first["runs"][0]["date"]  # as if both had started in the same second
     assert first["runs"][0]["run"] != second["runs"][0]["run"]

@@ -156,7 +156,7 @@ def ends(record: dict) -> dict[str, dict[str, str]]:
 
 def test_each_mutant_is_recorded_by_how_it_ended(pytester):
     make(pytester)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants")
     assert result.ret == 1
     record = claim(pytester)
     assert ends(record) == {
@@ -187,7 +187,7 @@ def test_each_mutant_is_recorded_by_how_it_ended(pytester):
 
 def test_an_errored_or_undecided_end_alone_breaks_the_claim(pytester):
     make(pytester, area_mutants='["w-plus-h", "errors"]')
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 1
     record = claim(pytester)
     assert record["verdict"] == "broken" and not record["power"]["survivors"]
     assert "crashed or undecided" in record["reason"] and "square: no-side (undecided)" in record["reason"]
@@ -195,7 +195,9 @@ def test_an_errored_or_undecided_end_alone_breaks_the_claim(pytester):
 
 def test_the_registry_can_say_why_an_end_is_expected(pytester):
     make(pytester, area_mutants='["w-plus-h", "refuting", "errors"]', **EXPECTED_ENDS)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "--html=out/report.html")
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-no-store", "--claims-mutants", "--html=out/report.html"
+    )
     assert result.ret == 0
     page = (pytester.path / "out" / "report.html").read_text()
     ends = (
@@ -225,7 +227,7 @@ def test_an_expected_end_must_match_how_it_ended(pytester):
         area_expected='mutants_expected_end = { errors = "undecided: wrong kind" }',
         square_expected=EXPECTED_ENDS["square_expected"],
     )
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 1
     assert claim(pytester)["power"]["unexplained"] == ["area: errors (errored)"]
 
 
@@ -241,7 +243,7 @@ def test_an_expected_end_must_match_how_it_ended(pytester):
 )
 def test_a_bad_expected_end_is_one_line(pytester, field, message):
     make(pytester, area_mutants='["w-plus-h", "errors"]', area_expected=field)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
     assert len(errors) == 1 and message in errors[0] and "toy/rect:area" in errors[0], result.stderr.lines
@@ -249,7 +251,7 @@ def test_a_bad_expected_end_is_one_line(pytester, field, message):
 
 def test_verbose_shows_a_line_per_mutant_and_progress_per_statement(pytester):
     make(pytester)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "-v")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants", "-v")
     result.stdout.fnmatch_lines_random(
         [
             "test_rect.py::test_area@w-plus-h KILLED: a guard failed (registered holds)*",
@@ -269,15 +271,15 @@ def test_verbose_shows_a_line_per_mutant_and_progress_per_statement(pytester):
     counts = result.stdout.lines[-1]
     assert "3 passed" in counts and "4 mutants killed" in counts and "3 mutants not killed" in counts, counts
     assert " failed" not in counts
-    quiet = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants")
+    quiet = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants")
     quiet.stdout.fnmatch_lines(["mutants of toy/rect:area killed 2/4*"])  # progress without -v too
 
 
 def test_mutants_of_one_statement_spread_over_workers_with_the_same_verdicts(pytester):
     make(pytester)
-    serial = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "--mutants", "-p", "no:randomly")
+    serial = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", "--claims-mutants", "-p", "no:randomly")
     before = claim(pytester)
-    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "--mutants", "-n", "2", "-v")
+    result = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", "--claims-mutants", "-n", "2", "-v")
     assert (serial.ret, result.ret) == (1, 1)
     after = claim(pytester)
     for key in ("verdict", "reason", "power"):
@@ -326,13 +328,13 @@ def test_a_merge_keeps_the_kinds_and_the_expected_ends(pytester):
     from pytest_claims.merge import main as merge_main
 
     make(pytester, area_mutants='["w-plus-h", "refuting", "errors"]', **EXPECTED_ENDS)
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 0
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 0
     single = claim(pytester)
     assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(pytester.path / "merged")]) == 0
     merged = json.loads((pytester.path / "merged" / "verdicts.json").read_text())["claims"][0]
     assert (merged["verdict"], merged["power"]) == (single["verdict"], single["power"])
     make(pytester, area_mutants='["w-plus-h", "errors"]')
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants").ret == 1
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 1
     assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(pytester.path / "merged2")]) != 0
     merged = json.loads((pytester.path / "merged2" / "verdicts.json").read_text())["claims"][0]
     assert merged["verdict"] == "broken" and merged["power"]["unexplained"] == [
@@ -345,7 +347,9 @@ def test_mutant_items_follow_every_test_in_turns(pytester):
     """xdist hands out consecutive items in blocks: a statement's mutants must not be consecutive, or one worker
     gets them all (each test's first mutant, then each one's second, ...)."""
     make(pytester)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--mutants", "--collect-only", "-q")
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-no-store", "--claims-mutants", "--collect-only", "-q"
+    )
     collected = [line for line in result.stdout.lines if line.startswith("test_rect.py::")]
     assert collected == [
         "test_rect.py::test_area",
@@ -360,7 +364,7 @@ def test_mutant_items_follow_every_test_in_turns(pytester):
         "test_rect.py::test_area@errors",
         "test_rect.py::test_area@survives",
     ]
-    plain = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--collect-only", "-q")
+    plain = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--collect-only", "-q")
     assert not [line for line in plain.stdout.lines if "@" in line]  # without --mutants: no mutant items
 
 

@@ -24,7 +24,7 @@ from toy_project import claim, verdicts
 def page(project):
     """One smoke run of the toy project with an HTML report: (its pytester, the page)."""
     pytester = project()
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/report.html")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/report.html")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     return pytester, (pytester.path / "out" / "report.html").read_text()
 

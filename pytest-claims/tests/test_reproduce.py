@@ -127,8 +127,8 @@ def test_a_mutant_runs_reproduce_line_names_the_mutant_and_reruns_it_alone(proje
 def test_the_projects_own_seed_argument_is_not_doubled(project):
     (project.path / "conftest.py").write_text(
         "def pytest_claims_reproduce_args(config):\n"
-        "    return ['--seed', str(config.getoption('seed')), '--size', 'small']\n"
+        "    return ['--claims-seed', str(config.getoption('claims_seed')), '--size', 'small']\n"
     )
-    run(project.path, ["pytest", "-p", "no:randomly", "--seed", "2"])
+    run(project.path, ["pytest", "-p", "no:randomly", "--claims-seed", "2"])
     command = reproduce_line(statement(project.path, "test_any_seed")["reason"])
-    assert command.count("--seed") == 1 and "--claims-seed" not in command and command[-2:] == ["--size", "small"]
+    assert command.count("--claims-seed") == 1 and command[-2:] == ["--size", "small"]

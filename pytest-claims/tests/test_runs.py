@@ -53,7 +53,7 @@ expected = "holds"
 
 PROJECT_CONFTEST = """
 def pytest_claims_environment(config):
-    return {"seed_seen_by_the_hook": config.getoption("seed")}
+    return {"seed_seen_by_the_hook": config.getoption("claims_seed")}
 """
 
 PROJECT_TEST = """
@@ -93,11 +93,11 @@ def test_the_master_seed_comes_from_the_option_else_the_ini_key_and_reaches_hook
     from_ini = verdicts(pytester)
     assert from_ini["seed"] == 29589 and from_ini["environment"]["master_seed"] == 29589
     assert from_ini["environment"]["seed_seen_by_the_hook"] == 29589 and headline(from_ini)["seed"] == 29589
-    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "7").ret == 0
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "7").ret == 0
     from_option = verdicts(pytester)
     assert from_option["seed"] == 7 and from_option["environment"]["seed_seen_by_the_hook"] == 7
     assert headline(from_option)["seed"] == 7 and headline(from_option)["draw"] != headline(from_ini)["draw"]
-    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "29589").ret == 0
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "29589").ret == 0
     assert headline(verdicts(pytester))["draw"] == headline(from_ini)["draw"]  # the same seed, the same draw
 
 
@@ -111,9 +111,13 @@ def test_the_master_seed_is_the_same_on_xdist_workers(pytester):
 @pytest.mark.parametrize(
     ("args", "ini", "message"),
     [
-        (["--seed", "-3"], "", "--seed must be a non-negative integer, got -3"),  # named as typed
-        (["--seed=abc"], "", "--seed must be a non-negative integer, got 'abc'"),
-        (["--claims-seed", "-3"], "", "--claims-seed must be a non-negative integer, got -3"),
+        (["--claims-seed", "-3"], "", "ERROR: --claims-seed must be a non-negative integer, got -3"),
+        (["--claims-seed=abc"], "", "ERROR: --claims-seed must be a non-negative integer, got 'abc'"),
+        (
+            ["--seed=-3"],
+            "claims_short_options = true",
+            "ERROR: --seed must be a non-negative integer, got -3",
+        ),  # as typed
         ([], "claims_seed = 1.5", "ini claims_seed must be a non-negative integer, got '1.5'"),
     ],
 )
@@ -143,11 +147,11 @@ def test_keyed_generators_depend_on_the_seed_and_the_key_only_in_any_process():
 
 
 def test_a_replication_set_is_made_by_the_plugins_seed(pytester, tmp_path):
-    """Two runs under --seed 1 and --seed 2 (no hook reports a seed) merge into a replication over both seeds."""
+    """Two runs under --claims-seed 1 and 2 (no hook reports a seed) merge into a replication over both seeds."""
     seeded_project(pytester)
     paths = []
     for seed in ("1", "2"):
-        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", seed).ret == 0
         paths.append(tmp_path / f"seed{seed}.json")
         paths[-1].write_text((pytester.path / "out" / "verdicts.json").read_text())
     assert merge_main([*map(str, paths), "-o", str(tmp_path / "merged")]) == 0
@@ -228,7 +232,7 @@ def test_both_numbers_reach_verdicts_json_the_terminal_and_the_report(pytester):
     from test_inconclusive import make
 
     make(pytester, heads=62, trials=100)
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-p", "no:randomly", "--html=out/r.html")
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-p", "no:randomly", "--html=out/r.html")
     assert result.ret == 0
     record = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]
     rate = next(s for s in record["statements"] if s["statement"] == "rate")
@@ -247,7 +251,7 @@ def test_both_numbers_reach_verdicts_json_the_terminal_and_the_report(pytester):
 def test_each_run_is_saved_under_a_new_number_and_the_last_is_the_previous(pytester, capsys):
     seeded_project(pytester, "claims_seed = 1")
     for seed in ("1", "1", "2"):
-        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", seed).ret == 0
     saved = saved_runs(pytester.path / "out")
     assert [n for n, _ in saved] == [1, 2, 3]
     assert [d.name.endswith(f"_seed{s}") for (_, d), s in zip(saved, "112")] == [True] * 3
@@ -306,7 +310,7 @@ def _compare(capsys, *args: str) -> tuple[int, str]:
 def test_compare_names_what_changed_and_exits_by_it(pytester, capsys):
     seeded_project(pytester, "claims_seed = 1")
     for seed in ("1", "2"):
-        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", seed).ret == 0
     out = str(pytester.path / "out")
     code, text = _compare(capsys, "1", "2", "--report-dir", out)
     assert code == 0 and "no verdict or outcome changed" in text and "master_seed: 1 -> 2" in text, text
@@ -314,7 +318,7 @@ def test_compare_names_what_changed_and_exits_by_it(pytester, capsys):
     # A third run whose statement fails (saved like any other): a verdict and an outcome changed.
     test_file = pytester.path / "test_seeded.py"
     test_file.write_text(test_file.read_text().replace("0.0 <= draw < 1.0", "draw > 1.0"))
-    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "2").ret == 1
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "2").ret == 1
     code, text = _compare(capsys, "0002", str(pytester.path / "out" / "runs"), "--report-dir", out)
     assert code == 2 and "no such run" in text  # the runs folder itself is not a run
     third = saved_runs(pytester.path / "out")[-1][1]
@@ -331,7 +335,7 @@ def test_a_mutants_run_is_compared_only_with_a_mutants_run(pytester, capsys):
     pass it over (the newcomer's `pytest-claims-compare` compared a plain run with a mutants run)."""
     seeded_project(pytester, "claims_seed = 1")
     for seed in ("1", "2"):
-        assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", seed).ret == 0
+        assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", seed).ret == 0
     out = pytester.path / "out"
     plain = json.loads((saved_runs(out)[-1][1] / "verdicts.json").read_text())
     mutants = json.loads(json.dumps(plain))  # as a mutants run whose mutant survived would read
@@ -345,7 +349,7 @@ def test_a_mutants_run_is_compared_only_with_a_mutants_run(pytester, capsys):
     assert code == 2 and "0 saved --claims-mutants run(s) of 3" in text, text
     code, text = _compare(capsys, "1", "3", "--report-dir", str(out))  # named runs are compared as named
     assert code == 1 and "P1  p/coin: verified -> broken" in text, text
-    assert pytester.runpytest_inprocess("-p", "no:randomly", "--seed", "2").ret == 0
+    assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "2").ret == 0
     assert verdicts(pytester)["changes"]["previous"] == plain["runs"][0]["date"]
 
 

@@ -25,7 +25,7 @@ def test_longest_first_on_known_durations():
 @pytest.mark.smoke
 def test_a_run_records_its_durations_and_the_tool_reads_them(project, capsys, tmp_path):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     tests = verdicts(pytester)["timings"]["tests"]
     assert set(tests) >= {"test_triangle.py::test_formula", "test_constant.py::test_answer"} and all(
         v >= 0 for v in tests.values()
@@ -81,7 +81,7 @@ def test_a_unit_that_cannot_be_split_says_so_in_the_run_and_the_schedule(project
     pytester = project()
     pytester.makepyfile(test_units=UNIT_TESTS)
     run = pytester.runpytest_subprocess if workers else pytester.runpytest_inprocess
-    run("-m", "smoke", "--no-store", *(["-n", str(workers)] if workers else []))
+    run("-m", "smoke", "--claims-no-store", *(["-n", str(workers)] if workers else []))
     found = verdicts(pytester)["timings"]["indivisible"]
     assert found == {"test_units.py::test_long_program": "one SGD trajectory of 8000 steps"}
     assert main([str(pytester.path / "out" / "verdicts.json"), "-n", "2", "--top", "50"]) == 0
@@ -90,6 +90,8 @@ def test_a_unit_that_cannot_be_split_says_so_in_the_run_and_the_schedule(project
     assert "test_short_program  (indivisible" not in out
     if not workers:  # a merge keeps the reasons (pytest-split groups are merged before scheduling)
         # a second group of the same project (other tests: two runs of one selection in one second are one run)
-        pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-o", "claims_report_dir=out2", "-k", "long_program")
+        pytester.runpytest_subprocess(
+            "-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=out2", "-k", "long_program"
+        )
         merge_main([str(pytester.path / d / "verdicts.json") for d in ("out", "out2")] + ["-o", "merged"])
         assert verdicts(pytester, "merged")["timings"]["indivisible"] == found

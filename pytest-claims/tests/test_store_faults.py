@@ -610,7 +610,7 @@ def _rate_event(pytester: pytest.Pytester) -> dict:
 def test_the_example_run_recomputes_a_bomb_entry_in_little_memory_and_says_so(means, one_megabyte_bomb):
     entry = _placed(one_megabyte_bomb, means.path / "store")
     run = subprocess.run(
-        [sys.executable, "-c", RSS_OF_A_RUN, "--store-dir=store", "-p", "no:cacheprovider"],
+        [sys.executable, "-c", RSS_OF_A_RUN, "--claims-store-dir=store", "-p", "no:cacheprovider"],
         cwd=means.path,
         capture_output=True,
         text=True,
@@ -631,7 +631,7 @@ def test_a_full_disk_through_the_plugin_is_a_note_and_the_claim_stands(means, mo
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(store_module, "_atomic_write", full)
-    result = means.runpytest_inprocess("--store-dir=store", "-p", "no:cacheprovider")
+    result = means.runpytest_inprocess("--claims-store-dir=store", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["result store: store entry *cannot be written (*No space left on device*"])
     event = _rate_event(means)

@@ -278,7 +278,9 @@ def checked_run(payload: dict[str, Any], path: Path | str) -> dict[str, Any]:
     return _checked(payload, RUN_FILE, path, "")
 
 
-def checked_previous(payload: dict[str, Any], path: Path | str, what: str = "--previous-verdicts ") -> dict[str, Any]:
+def checked_previous(
+    payload: dict[str, Any], path: Path | str, what: str = "--claims-previous-verdicts "
+) -> dict[str, Any]:
     """A previous run's verdicts.json (--previous-verdicts): the fields the comparison reads checked."""
     return _checked(payload, PREVIOUS_FILE, path, what)
 

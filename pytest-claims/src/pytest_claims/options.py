@@ -1,15 +1,14 @@
-"""The plugin's command-line options: each under a `--claims-` name, with its short form as an alias where free.
+"""The plugin's command-line options: each under a `--claims-` name; short aliases only where a project asks.
 
-Every option is spelt `--claims-NAME` (as pytest-benchmark's `--benchmark-*`, hypothesis's `--hypothesis-*`), so it
-cannot clash with another plugin's. The short forms of earlier releases (`--seed`, `--mutants`, `--no-store`,
-`--store-dir`, `--previous-verdicts`) stay as aliases where no plugin registered before this one took the name;
-where one did, the alias is left out and the prefixed name works alone. The destinations keep their old names, so
-`config.getoption("seed")` still reads the master seed.
+Every option is spelt `--claims-NAME` (as pytest-benchmark's `--benchmark-*`, hypothesis's `--hypothesis-*`) and
+stored under a `claims_` destination, so neither name nor destination can clash with another plugin's or a
+project's own `--seed`. The short forms of earlier releases (`--seed`, `--mutants`, `--no-store`, `--store-dir`,
+`--previous-verdicts`) are registered only where the ini key `claims_short_options` is true, after the project's
+initial conftests added theirs, and each only where no one has taken it.
 """
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
     (
         "--claims-seed",
         "--seed",
-        "seed",
+        "claims_seed",
         dict(
             default=None,
             metavar="N",
@@ -112,28 +111,62 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
 PATH_OPTIONS = [("--claims-previous-verdicts", "claims_previous"), ("--claims-store-dir", "claims_store_dir")]
 
 
+SHORT_INI = "claims_short_options"
+ALIASES = pytest.StashKey[tuple[str, ...]]()  # the short aliases this run registered
+
+
 def _taken(parser: pytest.Parser) -> set[str]:
-    """Option strings already registered (by pytest and the plugins loaded before this one)."""
-    return {name for group in getattr(parser, "_groups", []) for option in group.options for name in option.names()}
+    """Option strings already registered (by pytest, the plugins and the project's conftests), in the named groups and
+    in the anonymous one that `parser.addoption` fills (pytest 8 keeps it apart from the named ones)."""
+    groups = [*getattr(parser, "_groups", []), getattr(parser, "_anonymous", None)]
+    return {name for group in groups if group is not None for option in group.options for name in option.names()}
 
 
-def add_options(group: Any, parser: pytest.Parser) -> list[str]:
-    """Register every option; return the short aliases left out because another plugin has them."""
-    taken = _taken(parser)
-    left_out = []
-    for name, alias, dest, attrs in OPTIONS:
-        names = [name] + ([alias] if alias and alias not in taken else [])
-        if alias and alias in taken:
-            left_out.append(alias)
-        try:
-            group.addoption(*names, dest=dest, **attrs)
-        except (ValueError, argparse.ArgumentError):  # the alias clashes after all (pytest 9 checks at once)
-            group.addoption(name, dest=dest, **attrs)
-            left_out.append(alias)
+def add_options(group: Any) -> None:
+    """Register every option under its `--claims-` name (pytest_addoption: before the project's conftests)."""
+    for name, _alias, dest, attrs in OPTIONS:
+        group.addoption(name, dest=dest, **attrs)
+
+
+def add_aliases(config: pytest.Config, parser: pytest.Parser) -> list[str]:
+    """With the ini key claims_short_options: register each short alias nobody has taken, on the destination of its
+    `--claims-` name; return the aliases left out because another plugin or a conftest has them."""
+    added: list[str] = []
+    left_out: list[str] = []
+    if config.getini(SHORT_INI):
+        group = parser.getgroup("claims")
+        taken = _taken(parser)
+        for name, alias, dest, attrs in OPTIONS:
+            if not alias:
+                continue
+            if alias in taken:
+                left_out.append(alias)
+                continue
+            group.addoption(alias, dest=dest, **dict(attrs, help=f"{name}, as the ini key {SHORT_INI} asks"))
+            added.append(alias)
+    config.stash[ALIASES] = tuple(added)
     return left_out
 
 
+def left_out_line(left_out: list[str]) -> str:
+    named = ", ".join(f"{alias} (use {name})" for name, alias, _d, _attrs in OPTIONS if alias in left_out)
+    return f"{SHORT_INI}: another plugin or a conftest has {named}; those short aliases are not the plugin's"
+
+
+def registered(config: pytest.Config, name: str) -> list[str]:
+    """The option strings that set `--claims-NAME`'s destination in this run: the prefixed one and its alias where
+    registered (so a project's own `--seed` is never read as the plugin's)."""
+    alias = next(a for n, a, _d, _attrs in OPTIONS if n == name)
+    return [name] + ([alias] if alias and alias in config.stash.get(ALIASES, ()) else [])
+
+
 def add_ini(parser: pytest.Parser) -> None:
+    parser.addini(
+        SHORT_INI,
+        "also register the short aliases --seed, --mutants, --store-dir, --no-store, --previous-verdicts",
+        type="bool",
+        default=False,
+    )
     parser.addini(
         "claims_strict",
         "exit with status 6 when a selected claim's verdict is not the registered one (as --claims-strict)",

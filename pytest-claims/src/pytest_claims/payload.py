@@ -119,7 +119,7 @@ def read_any(path: str | Path, label: str = "") -> dict[str, Any]:
 
 def read_previous(path: str) -> dict[str, Any]:
     """A previous run's verdicts.json for `--previous-verdicts` (any schema: only its claims are compared)."""
-    return read_any(path, f"--previous-verdicts {path}")
+    return read_any(path, f"--claims-previous-verdicts {path}")
 
 
 def claim_from(record: dict[str, Any]) -> Claim:

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from pytest_claims import context, ledger, mutant_process, options, properties, runs, seeding, threads, worker
+from pytest_claims import progress
 from pytest_claims.collection import Collection, WorkUnitsFirst
 from pytest_claims.distributed import XdistHooks
 from pytest_claims.export import Exporter, parse_formats
@@ -87,11 +88,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3"
     )
     group = parser.getgroup("claims", "claim verification (pytest-claims)")
-    options.add_options(group, parser)
+    options.add_options(group)
     options.add_ini(parser)
     seeding.add_options(parser, group)
     runs.add_options(parser, group)
     mutant_process.add_options(parser)
+    progress.add_ini(parser)
 
 
 def _store_for(config: pytest.Config) -> ResultStore:
@@ -106,12 +108,18 @@ def _store_for(config: pytest.Config) -> ResultStore:
     return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    """An xdist worker takes its share of the cores before the project's conftests import NumPy or torch."""
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> Any:
+    """An xdist worker takes its share of the cores before the project's conftests import NumPy or torch; the short
+    aliases a project asks for come after its conftests registered their own options, so theirs win."""
     workers = threads.in_worker()
     if workers and early_config.getini("claims_registry") and threads.enabled(early_config):
         threads.limit_this_worker(workers)
+    result = yield
+    left_out = options.add_aliases(early_config, parser)
+    if left_out:
+        early_config.issue_config_time_warning(pytest.PytestConfigWarning(options.left_out_line(left_out)), 2)
+    return result
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -122,7 +130,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """A bad --html path or master seed in one line, before pytest-html's own configure (which would fail with a
-    traceback on a bad path) and before any project's configure reads `config.getoption("seed")`."""
+    traceback on a bad path) and before any project's configure reads `config.getoption("claims_seed")`."""
     try:
         seed = seeding.master_seed(config)
     except pytest.UsageError as error:
@@ -234,6 +242,9 @@ def _register_roles(config: pytest.Config, state: State) -> None:
         ]
         if options.strict(config):
             roles.append((Strict(state), "claims-strict"))
+        every = progress.interval(config)
+        if every:
+            roles.append((progress.Progress(config, every), "claims-progress"))
         if state.export_formats:
             roles.append((Exporter(state, state.export_formats), "claims-export"))
         if config.pluginmanager.hasplugin("html"):

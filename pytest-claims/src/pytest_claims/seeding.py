@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context
+from pytest_claims import context, options
 
 SEED_INI = "claims_seed"
 DEFAULT_SEED = 0
@@ -38,20 +38,21 @@ def parse_seed(raw: Any, where: str) -> int:
 
 
 def master_seed(config: pytest.Config) -> int:
-    """The run's master seed: `--seed`, else the ini key `claims_seed`, else 0. Resolved once; afterwards
-    `config.getoption("seed")` returns it too (an int), as a project's hooks may ask for it that way."""
+    """The run's master seed: `--claims-seed`, else the ini key `claims_seed`, else 0. Resolved once; afterwards
+    `config.getoption("claims_seed")` returns it too (an int), as a project's hooks may ask for it that way."""
     if MASTER_SEED in config.stash:
         return config.stash[MASTER_SEED]
-    given = config.getoption("seed", None)
+    given = config.getoption("claims_seed", None)
     if given is not None:
-        args = [str(a) for a in config.invocation_params.args]
-        typed = "--seed" if any(a == "--seed" or a.startswith("--seed=") for a in args) else "--claims-seed"
+        args = [str(a).partition("=")[0] for a in config.invocation_params.args]
+        names = options.registered(config, "--claims-seed")
+        typed = next((name for name in names[::-1] if name in args), names[0])
         seed = parse_seed(given, typed)  # named as the user typed it (the alias or the prefixed name)
     else:
         raw = config.getini(SEED_INI)
         seed = parse_seed(raw, f"ini {SEED_INI}") if str(raw).strip() else DEFAULT_SEED
     config.stash[MASTER_SEED] = seed
-    config.option.seed = seed
+    config.option.claims_seed = seed
     return seed
 
 

@@ -176,7 +176,7 @@ def _writable_directory(root: Path) -> bool:
     """Whether the store can write under `root` (creating it); StoreUnusable if it is not a directory."""
     if root.exists() and not root.is_dir():
         raise StoreUnusable(
-            f"the result store path {root} is not a directory (--store-dir or the ini key claims_store_dir)"
+            f"the result store path {root} is not a directory (--claims-store-dir or the ini key claims_store_dir)"
         )
     try:
         root.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from pytest_claims import options
 from pytest_claims import report as html_report
 from pytest_claims.context import RunningTest
 from pytest_claims.evidence import Evidence
@@ -87,7 +88,7 @@ def reproduce_command(item: pytest.Item) -> str:
     config = item.config
     project = [str(a) for a in config.hook.pytest_claims_reproduce_args(config=config) or []]
     args = ["-p", "no:randomly"]
-    if not {"--seed", "--claims-seed"} & {a.partition("=")[0] for a in project}:
+    if not set(options.registered(config, "--claims-seed")) & {a.partition("=")[0] for a in project}:
         args += ["--claims-seed", str(master_seed(config))]
     if getattr(config.option, "markexpr", ""):
         args += ["-m", config.option.markexpr]
