@@ -76,9 +76,9 @@ MUTANTS = [
     Mutant(
         "kmeans/hartigan-tie-moves",
         target="kernels.kmeans:_hartigan_decision",
-        old="(xp.min(join, axis=-1) < leave)",
-        new="(xp.min(join, axis=-1) <= leave)",
-        why="tie rule flipped: Hartigan moves a point when the move does not strictly improve",
+        old="(best < leave - margin)",
+        new="(best <= leave + margin)",
+        why="tie rule flipped: Hartigan moves a point when the move does not improve by more than rounding",
     ),
     Mutant(
         "kmeans/hartigan-leave-factor-inverted",
