@@ -1,5 +1,5 @@
-"""One mutant's test run in a process of its own (a serial `--mutants` run, where the OS can fork): what the mutant
-does stays there. A mutant that never returns is stopped at a time limit and ends `timeout`; one that ends or
+"""One mutant's test run in a process of its own (a `--mutants` run, serial or on an xdist worker, where the OS can
+fork): what the mutant does stays there. A mutant that never returns is stopped at a time limit and ends `timeout`; one that ends or
 crashes its process (os._exit, a segfault, a signal) ends `crashed`, named, and the run goes on to its reports.
 Neither is a kill: each fails the power check as an unexplained errored end does.
 
@@ -38,7 +38,7 @@ _CHILD_FAILED = 70  # the child's own machinery failed (not the test): its messa
 def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         FACTOR_INI,
-        "a serial --mutants run stops a mutant after this many times its real test's time",
+        "a --mutants run stops a mutant after this many times its real test's time",
         default=str(FACTOR),
     )
     parser.addini(GRACE_INI, "... plus this many seconds (then the mutant ends `timeout`)", default=str(GRACE))

@@ -368,14 +368,21 @@ class MutantRunner:
         item.session._setupstate.teardown_exact(nextitem)
         return result
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On an xdist worker (no Controller there) the times of the statement tests it ran, from which its mutants'
+        time limits are derived (mutant_process.time_limit)."""
+        if hasattr(self.state.config, "workerinput") and report.nodeid in self.state.statement_of:
+            durations = self.state.durations
+            durations[report.nodeid] = durations.get(report.nodeid, 0.0) + float(getattr(report, "duration", 0) or 0)
+
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         if not isinstance(item, MutantItem):
             return None  # the default protocol runs the real test
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         start = time.time()
-        if mutant_process.can_fork() and not hasattr(item.config, "workerinput"):  # serially: in a process of its own
+        if mutant_process.can_fork():  # in a process of its own, serially and on an xdist worker: bounded in time
             result = self.try_contained(item, nextitem)
-        else:  # an xdist worker: the controller names a worker that crashes under the mutant
+        else:  # no fork (Windows): in this process, unbounded; under xdist the controller names a worker that crashes
             result = self.try_mutant(item.target, item.mutant, nextitem)
         for report in mutant_reports(item, result, start, time.time()):
             item.ihook.pytest_runtest_logreport(report=report)
