@@ -16,6 +16,7 @@ registers, per process:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -98,12 +99,26 @@ def _store_for(config: pytest.Config) -> ResultStore:
     if config.getoption("claims_no_store"):
         return ResultStore(None)
     chosen = config.getoption("claims_store_dir") or config.getini("claims_store_dir")
+    shown = _live_line(config)
     if chosen:
-        return ResultStore((Path(config.invocation_params.dir) / chosen).resolve())
+        return ResultStore((Path(config.invocation_params.dir) / chosen).resolve(), on_wait=shown)
     cache = getattr(config, "cache", None)
     if cache is not None:
-        return ResultStore(Path(cache.mkdir("claims-store")))
-    return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store")
+        return ResultStore(Path(cache.mkdir("claims-store")), on_wait=shown)
+    return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store", on_wait=shown)
+
+
+def _live_line(config: pytest.Config) -> Any:
+    """A line shown at once, past pytest's capture (a store wait on another run's lock: otherwise silence until the
+    wait ends), on the terminal's stderr; an xdist worker's stderr is the controller's."""
+
+    def show(line: str) -> None:
+        capture = config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            sys.stderr.write(f"\n{line}\n")
+            sys.stderr.flush()
+
+    return show
 
 
 @pytest.hookimpl(tryfirst=True)
