@@ -221,6 +221,12 @@ def refuse_fixed_over_ledger(what: str) -> None:
 
 def _extended(ledger, path, data: dict[str, Any], batch: Any, parameters: dict, seed, test):
     """(the batches with this run's, whether it was added rather than replayed), or the ValueError that refuses it."""
+    if ledger is not None and ledger["statement"].get("what") != parameters["what"]:
+        raise ValueError(
+            f"{parameters['what']}: this test already keeps the anytime ledger of {ledger['statement'].get('what')!r} "
+            f"({path}): a test holds one anytime decision (one ledger per test and master seed); decide "
+            f"{parameters['what']!r} in a test of its own"
+        )
     if ledger is not None and ledger["statement"] != parameters:
         raise ValueError(
             f"{parameters['what']}: its ledger {path} was started under {ledger['statement']}, not {parameters}; "
