@@ -1,6 +1,7 @@
 """One mutant's test run in a process of its own (a `--mutants` run, serial or on an xdist worker, where the OS can
-fork): what the mutant does stays there. A mutant that never returns is stopped at a time limit and ends `timeout`; one that ends or
-crashes its process (os._exit, a segfault, a signal) ends `crashed`, named, and the run goes on to its reports.
+fork): what the mutant does stays there. A mutant that never returns is stopped at a time limit and ends `timeout`;
+one that ends or crashes its process (os._exit, a segfault, a signal) ends `crashed`, named, and the run goes on to
+its reports.
 Neither is a kill: each fails the power check as an unexplained errored end does.
 
 The limit is derived from the real test's time, which ran before its mutants: FACTOR times it plus GRACE seconds
