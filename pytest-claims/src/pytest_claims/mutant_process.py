@@ -23,6 +23,7 @@ import select
 import signal
 import sys
 import time
+import warnings
 from dataclasses import asdict
 from typing import Any, Callable
 
@@ -123,7 +124,11 @@ def _ended(status: int) -> str:
 def run_forked(name: str, work: Callable[[], MutantResult], limit: float, derived: str) -> MutantResult:
     """Mutant `name`'s result from `work` run in a child process stopped after `limit` seconds."""
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12 warns of fork in a threaded process (an xdist worker has execnet's IO thread): the child uses
+        # no lock that thread holds (it runs the test with log=False, writes only to its pipe, then os._exit)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:
         os.close(read_fd)
         _child(work, write_fd)
