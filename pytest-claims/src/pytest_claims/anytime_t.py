@@ -92,7 +92,8 @@ def safe_t_log_evalue(t: float, n: int, delta: float, *, n2: int | None = None, 
     nu, n_eff = _check_sizes(n, n2)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta <= MAX_DELTA):
         raise ValueError(
-            f"delta must be a positive number (the effect in standard deviations), at most {MAX_DELTA:g}, got {delta!r}"
+            f"delta must be a positive finite number (the effect in standard deviations) of at most {MAX_DELTA:g}, "
+            f"got {delta!r}"
         )
     mu = math.sqrt(n_eff) * delta
     scale = mu * math.sqrt(2.0 / (nu + t * t))
