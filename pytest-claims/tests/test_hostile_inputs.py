@@ -643,3 +643,22 @@ def test_an_equivalent_mutant_keeps_the_defaults_the_project_set_at_run_time(cat
     with applied(catalogue(name)["same"]):
         assert stale_kernel.per_day(732) == 2.0  # as without the mutant: an equivalent mutant changes nothing
     assert stale_kernel.per_day(732) == 2.0
+
+
+SIGTERM_TO_THE_CONTROLLER = """
+import os, signal
+if "PYTEST_XDIST_WORKER" in os.environ:  # each worker, while it collects: the controller's time limit arrives
+    os.kill(os.getppid(), signal.SIGTERM)
+"""
+
+
+def test_a_run_cut_off_while_xdist_workers_collect_replaces_nothing(project, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", SOURCE)
+    pytester = project()
+    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == pytest.ExitCode.OK
+    before = _report_files(pytester)
+    pytester.makepyfile(test_a_first=SIGTERM_TO_THE_CONTROLLER)
+    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-n", "2", timeout=120)
+    text = result.stdout.str()
+    assert _report_files(pytester) == before, text[-3000:]
+    assert "before collection ended" in text and "not selected" not in text, text[-3000:]
