@@ -161,7 +161,7 @@ def test_a_fifo_given_as_previous_verdicts_stops_the_run_in_one_line(project, fi
     monkeypatch.setenv("PYTHONPATH", SOURCE)  # the child reads this source, not an installed copy
     pytester = project()
     result = pytester.runpytest_subprocess(
-        "-m", "smoke", "--no-store", f"--claims-previous-verdicts={fifo}", timeout=60
+        "-m", "smoke", "--claims-no-store", f"--claims-previous-verdicts={fifo}", timeout=60
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
     assert f"{fifo}: is a FIFO" in result.stderr.str() + result.stdout.str()
@@ -219,12 +219,12 @@ def _report_files(pytester) -> dict[str, bytes]:
 
 def test_collect_only_replaces_no_report_saves_no_run_and_is_not_strict(project):
     pytester = project()
-    first = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--html=out/page.html")
+    first = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/page.html")
     assert first.ret == pytest.ExitCode.OK, first.stdout.str()[-2000:]
     before = _report_files(pytester)
     assert "verdicts.json" in before and "page.html" in before
     result = pytester.runpytest_inprocess(
-        "-m", "smoke", "--no-store", "--collect-only", "--claims-strict", "--html=out/page.html"
+        "-m", "smoke", "--claims-no-store", "--collect-only", "--claims-strict", "--html=out/page.html"
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     after = _report_files(pytester)
@@ -240,10 +240,10 @@ os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's time limit, arriving while
 def test_a_run_cut_off_before_collection_ended_reads_interrupted_and_replaces_nothing(project, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", SOURCE)
     pytester = project()
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == pytest.ExitCode.OK
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store").ret == pytest.ExitCode.OK
     before = _report_files(pytester)
     pytester.makepyfile(test_a_first=SIGTERM_IN_COLLECTION)
-    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", timeout=120)
+    result = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", timeout=120)
     text = result.stdout.str()
     assert _report_files(pytester) == before, text[-3000:]
     assert "before collection ended" in text and "not selected" not in text, text[-3000:]
@@ -452,7 +452,7 @@ def test_a_failed_forced_init_leaves_nothing_half_written(tmp_path, capsys):
 @pytest.mark.parametrize("key, args", [("claims_strict", []), ("claims_thread_limit", ["-n", "1"])])
 def test_a_bad_true_false_ini_value_stops_the_run_in_one_line_naming_the_key(project, key, args):
     pytester = project()
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", "-o", f"{key}=maybe", *args)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", f"{key}=maybe", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
     assert len(errors) == 1 and key in errors[0] and "'maybe'" in errors[0], result.stderr.str()
@@ -487,7 +487,7 @@ def test_the_thread_header_says_when_threadpoolctl_cannot_reach_a_blas_loaded_fi
 )
 def test_a_mutant_selection_that_would_select_nothing_stops_the_run_in_one_line(project, args, message):
     pytester = project()
-    result = pytester.runpytest_inprocess("-m", "smoke", "--no-store", *args)
+    result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
     errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
     assert len(errors) == 1 and message in errors[0], result.stderr.str()
@@ -502,7 +502,7 @@ def test_a_hanging_mutant_under_xdist_ends_timeout_at_its_limit(project, monkeyp
 
     monkeypatch.setenv("PYTHONPATH", SOURCE)
     pytester = hostile_project(project, '["off-by-one", "hangs"]')
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "--no-store", "--mutants", timeout=150)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "--claims-no-store", "--claims-mutants", timeout=150)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
     record = next(
         c for c in json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"] if c["key"] == "T1"
@@ -655,10 +655,10 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # each worker, while it collects: the c
 def test_a_run_cut_off_while_xdist_workers_collect_replaces_nothing(project, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", SOURCE)
     pytester = project()
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store").ret == pytest.ExitCode.OK
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store").ret == pytest.ExitCode.OK
     before = _report_files(pytester)
     pytester.makepyfile(test_a_first=SIGTERM_TO_THE_CONTROLLER)
-    result = pytester.runpytest_subprocess("-m", "smoke", "--no-store", "-n", "2", timeout=120)
+    result = pytester.runpytest_subprocess("-m", "smoke", "--claims-no-store", "-n", "2", timeout=120)
     text = result.stdout.str()
     assert _report_files(pytester) == before, text[-3000:]
     assert "before collection ended" in text and "not selected" not in text, text[-3000:]
