@@ -449,7 +449,9 @@ def test_a_failed_forced_init_leaves_nothing_half_written(tmp_path, capsys):
 # Option and ini values, checked where they enter
 
 
-@pytest.mark.parametrize("key, args", [("claims_strict", []), ("claims_thread_limit", ["-n", "1"])])
+@pytest.mark.parametrize(
+    "key, args", [("claims_strict", []), ("claims_thread_limit", ["-n", "1"]), ("claims_save_runs", [])]
+)
 def test_a_bad_true_false_ini_value_stops_the_run_in_one_line_naming_the_key(project, key, args):
     pytester = project()
     result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", f"{key}=maybe", *args)
@@ -502,7 +504,9 @@ def test_a_hanging_mutant_under_xdist_ends_timeout_at_its_limit(project, monkeyp
 
     monkeypatch.setenv("PYTHONPATH", SOURCE)
     pytester = hostile_project(project, '["off-by-one", "hangs"]')
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "--claims-no-store", "--claims-mutants", timeout=150)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-n", "2", "--claims-no-store", "--claims-mutants", timeout=150
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
     record = next(
         c for c in json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"] if c["key"] == "T1"

@@ -159,7 +159,7 @@ def strict(config: pytest.Config) -> bool:
     return bool(given) if given is not None else ini_flag(config, "claims_strict")
 
 
-FLAG_KEYS = ("claims_strict", "claims_thread_limit")
+FLAG_KEYS = ("claims_strict", "claims_thread_limit", "claims_save_runs")
 
 
 def ini_flag(config: pytest.Config, key: str) -> bool:
