@@ -210,6 +210,7 @@ def test_replication_set_over_seeds(pytester, tmp_path):
     for seed in (1, 2, 3):
         other = json.loads(json.dumps(good))
         other["seed"] = seed
+        other["runs"][0]["run"] = f"the run of seed {seed}"  # three runs, not one relabelled
         if seed == 3:  # the claim's verdict differs under one seed
             record = other["claims"][0]
             rate = next(s for s in record["statements"] if s["statement"] == "rate")

@@ -307,6 +307,7 @@ def test_merge_conflicts_break_the_claim_and_seeds_must_agree(project, tmp_path)
     good = verdicts(pytester)
     bad = json.loads(json.dumps(good))
     bad["runs"][0]["host"] = "another machine"  # another run, not this one given twice
+    bad["runs"][0]["run"] = "another machine's run"
     run = next(s for s in claim(bad, "T2")["statements"])
     run["outcome"] = "failed"
     (tmp_path / "a.json").write_text(json.dumps(good))
@@ -352,7 +353,7 @@ def test_merge_refuses_an_oversized_file_unread(project, tmp_path, capsys, monke
     monkeypatch.setattr(payload, "MAX_VERDICTS_BYTES", good.stat().st_size - 1)
     assert merge_main([str(good), "-o", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "a verdicts.json may have: not read" in err and len(err.splitlines()) == 1, err
+    assert "above the limit for a verdicts.json" in err and len(err.splitlines()) == 1, err
 
 
 @pytest.mark.smoke

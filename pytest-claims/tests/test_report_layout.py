@@ -127,6 +127,7 @@ def test_a_replication_set_is_titled_as_the_suite_with_each_seeds_key_numbers(pa
     first["suite"] = "Toy paper <checks>"  # the suite's title, as its ini key claims_title gives it
     second = json.loads(json.dumps(first))
     second["seed"] = second["environment"]["master_seed"] = 4242
+    second["runs"][0]["run"] = "the run of seed 4242"  # another run, not the first relabelled
     formula = next(s for s in claim(second, "T1")["statements"] if s["statement"] == "formula")
     formula["evidence"]["checked"] = 4321  # a value only the second seed recorded
     paths = []

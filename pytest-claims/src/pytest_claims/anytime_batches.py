@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from typing import Any
 
 from pytest_claims import context
+from pytest_claims.anytime_t import MAX_DELTA
 from pytest_claims.binomial import check_level, check_probability, not_a_number
 from pytest_claims.chain_kinds import SAFE_T, SPENT_P, TWO_PROPORTIONS, decide_chain, floored
 from pytest_claims.ledger import extend_ledger
@@ -67,6 +69,7 @@ def decide_batch_product(
     __tracebackhide__ = True
     what = parameters["what"]
     _check_registered(what, function)
+    check_anytime_levels(what, parameters["alpha"], parameters["held_alpha"])
     parameters = {**parameters, "kind": kind}
     batches, note = extend_ledger(data, batch, parameters)
     decided = decide_chain(parameters, batches)
@@ -115,8 +118,25 @@ def _end(found: dict[str, Any], what: str) -> None:
         )
 
 
-def _whole_counts(**counts: Any) -> dict[str, int]:
-    """Whole numbers >= 0 (Python or NumPy integers, kept as Python ones), or one TypeError naming them."""
+def check_anytime_levels(what: str, alpha: float, held_alpha: float) -> None:
+    """An e-value crosses 1 / level only for a level above 0: a false alarm of 0 (or held_confidence = 1) would ask
+    for an infinite e-value, so an anytime decision refuses it in one ValueError naming the argument."""
+    for name, level in (
+        ("alpha (the registered false_alarm)", alpha),
+        ("held_alpha (1 - held_confidence)", held_alpha),
+    ):
+        if float(level) <= 0.0:
+            raise ValueError(
+                f"{what}: {name} is {level!r}: an anytime decision needs a level in (0, 0.5), since an e-value "
+                "crosses 1 / level only for a level above 0"
+            )
+
+
+def whole_counts(**counts: Any) -> dict[str, int]:
+    """Whole numbers >= 0 (Python or NumPy integers, kept as Python ones; a bool is refused, since a ledger keeps
+    counts as numbers), or one TypeError naming them."""
+    if any(isinstance(value, (bool, getattr(sys.modules.get("numpy"), "bool_", bool))) for value in counts.values()):
+        raise TypeError(f"counts must be integers, not booleans, got {counts!r}")
     try:
         out = {name: operator.index(value) for name, value in counts.items()}
     except TypeError:
@@ -149,7 +169,7 @@ def decide_two_proportions(
     __tracebackhide__ = True
     check_level("alpha", alpha)
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
-    data = _whole_counts(k_a=k_a, n_a=n_a, k_b=k_b, n_b=n_b)
+    data = whole_counts(k_a=k_a, n_a=n_a, k_b=k_b, n_b=n_b)
     if data["k_a"] > data["n_a"] or data["k_b"] > data["n_b"]:
         raise ValueError(f"{what}: an arm has more events than trials ({data})")
     check_probability("w_inf", w_inf)
@@ -200,11 +220,13 @@ def decide_safe_t(
     check_level("held_alpha", alpha if held_alpha is None else held_alpha)
     if not_a_number(t) or not math.isfinite(float(t)):
         raise ValueError(f"{what}: t must be a finite number, got {t!r}")
-    sizes = _whole_counts(n=n, n2=0 if n2 is None else n2)
+    sizes = whole_counts(n=n, n2=0 if n2 is None else n2)
     if n2 is not None and sizes["n2"] == 0:
         raise ValueError(f"{what}: n2 must be >= 1 for a two-sample statistic (None for one sample)")
-    if isinstance(delta, bool) or not_a_number(delta) or not 0.0 < float(delta) < math.inf:
-        raise ValueError(f"{what}: delta must be a positive finite effect in standard deviations, got {delta!r}")
+    if isinstance(delta, bool) or not_a_number(delta) or not 0.0 < float(delta) <= MAX_DELTA:
+        raise ValueError(
+            f"{what}: delta must be a positive effect in standard deviations, at most {MAX_DELTA:g}, got {delta!r}"
+        )
     parameters = {"what": what, "alpha": alpha, "held_alpha": alpha if held_alpha is None else held_alpha}
     return decide_batch_product(
         SAFE_T,

@@ -27,6 +27,7 @@ from pytest_claims.anytime import (
     no_trials_reason,
     planned_prior,
 )
+from pytest_claims.anytime_batches import check_anytime_levels, whole_counts
 from pytest_claims.chain_kinds import floored
 from pytest_claims.ledger import extend_ledger
 from pytest_claims.outcomes import INCONCLUSIVE, StatementInconclusive
@@ -114,6 +115,9 @@ def decide_rate_anytime(
     `what`, and end the test as decide_rate does (ClaimRefuted with the reproduce line, StatementInconclusive with the
     trials that would decide it)."""
     __tracebackhide__ = True
+    check_anytime_levels(what, alpha, held_alpha)
+    counts = whole_counts(successes=successes, trials=trials)  # NumPy integers kept as Python ones, bools refused
+    successes, trials = counts["successes"], counts["trials"]
     parameters = _parameters(what, threshold, at_least, alpha, held_alpha, prior)
     batches, note = extend_ledger({"successes": successes, "trials": trials}, batch, parameters)
     looks = [(b["cum_successes"], b["cum_trials"]) for b in batches]

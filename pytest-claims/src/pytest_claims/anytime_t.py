@@ -33,6 +33,11 @@ _STEPS_PER_WIDTH = 4  # trapezoid steps per standard width of the log-integrand 
 _TAIL_NATS = 60.0  # the sum stops where a term is this far below the mode's (e^-60: beyond double precision)
 
 
+# The largest effect (in standard deviations) the e-value takes: its integrals overflow a double from about 1e10, and
+# an effect of a thousand standard deviations is already no question for a t-test.
+MAX_DELTA = 1000.0
+
+
 def _check_statistic(t: float) -> float:
     if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
         raise ValueError(f"t must be a finite number, got {t!r}")
@@ -86,8 +91,11 @@ def safe_t_log_evalue(t: float, n: int, delta: float, *, n2: int | None = None, 
     and at -t against it: the first crossing of 1 / alpha is final."""
     t = _check_statistic(t)
     nu, n_eff = _check_sizes(n, n2)
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta < math.inf):
-        raise ValueError(f"delta must be a positive finite number (the effect in standard deviations), got {delta!r}")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta <= MAX_DELTA):
+        raise ValueError(
+            f"delta must be a positive finite number (the effect in standard deviations) of at most {MAX_DELTA:g}, "
+            f"got {delta!r}"
+        )
     mu = math.sqrt(n_eff) * delta
     scale = mu * math.sqrt(2.0 / (nu + t * t))
     sides = (t, -t) if two_sided else (t,)

@@ -9,11 +9,13 @@ Exit status 0 on success, 2 on bad input (one line naming the file or the argume
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from pytest_claims import export, skeleton
+from pytest_claims.atomic import atomic_write
 from pytest_claims.payload import PayloadError, read_any
 
 
@@ -25,6 +27,9 @@ def _init(args: argparse.Namespace) -> int:
         return 2
     where = Path(args.directory)
     sys.stdout.write(f"wrote {', '.join(p.name for p in written)} in {where}\n")
+    shadowed = skeleton.pytest_configs(where)
+    if shadowed:  # --force was given: say what pytest now reads instead
+        sys.stdout.write(f"note: pytest now reads the new pytest.ini there, not {', '.join(shadowed)}\n")
     go = "" if where.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(where))} && "
     sys.stdout.write(f"next: {go}pytest && pytest --claims-mutants\n")
     return 0
@@ -43,6 +48,14 @@ def _claims_checked(payload: dict, path: str) -> None:
                 raise PayloadError(f"{path}: claims[{index}].{field} is not a list")
 
 
+def _same_file(output: str, source: str) -> bool:
+    """Whether writing `output` would replace `source` (the same file, by any path or link to it)."""
+    try:
+        return os.path.samefile(output, source)
+    except FileNotFoundError:
+        return False
+
+
 def _export(args: argparse.Namespace) -> int:
     try:
         (fmt,) = export.parse_formats(args.format)
@@ -54,7 +67,12 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     if args.output:
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
+            if _same_file(args.output, args.verdicts):
+                sys.stderr.write(
+                    f"pytest-claims export: -o {args.output} is the input verdicts.json: not overwritten\n"
+                )
+                return 2
+            atomic_write(Path(args.output), text.encode("utf-8"), sync=False)
         except OSError as error:
             sys.stderr.write(f"pytest-claims export: cannot write {args.output} ({error.strerror or error})\n")
             return 2

@@ -24,12 +24,12 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
-import stat
 import sys
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from pytest_claims import bounded
 
 HEADER = "header.json"
 TAG = "$t"
@@ -157,60 +157,13 @@ def dumps(header: dict[str, Any], value: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
 def read_bounded(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:
-    """The bytes of the regular file `path`, at most `limit` of them; FileNotFoundError if there is none.
-
-    A symbolic link, a directory, a FIFO or a device is refused (EntryInvalid) from its `lstat`, without
-    opening it; the file is opened with O_NOFOLLOW and O_NONBLOCK and checked again, so a swap between the two
-    finds nothing to follow or to block on."""
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        try:
-            target = os.readlink(path)
-        except OSError:
-            target = "?"
-        raise EntryInvalid(f"is a symbolic link (to {target}), not followed")
-    if not stat.S_ISREG(info.st_mode):
-        raise EntryInvalid(f"is {_file_kind(info.st_mode)}, not a regular file")
-    if info.st_size > limit:
-        raise EntryInvalid(f"is {info.st_size} bytes, above the store's ceiling of {limit}")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    """The bytes of the regular file `path`, at most `limit` of them (pytest_claims.bounded, never following a
+    symbolic link); EntryInvalid for a file refused there, FileNotFoundError if there is none."""
     try:
-        fd = os.open(path, flags)
-    except OSError as error:
-        if not os.path.lexists(path):
-            raise
-        raise EntryInvalid(f"cannot be opened as a regular file ({error})") from None
-    with open(fd, "rb", buffering=0, closefd=True) as handle:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
-            raise EntryInvalid("was replaced while it was opened")
-        # One byte more than fstat says, to notice a file that grows as it is read (entries are renamed into
-        # place whole, so one that changes is not an entry of this store)
-        wanted = min(opened.st_size, limit) + 1
-        chunks: list[bytes] = []
-        size = 0
-        while size < wanted:
-            chunk = handle.read(wanted - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    if size == wanted:
-        raise EntryInvalid("grew while it was read")
-    return b"".join(chunks)
+        return bounded.read_bounded(path, limit, ceiling="the store's ceiling")
+    except bounded.InputRefused as error:
+        raise EntryInvalid(str(error)) from None
 
 
 def load(path: Path, limit: int = MAX_ENTRY_BYTES) -> tuple[dict[str, Any], Any]:

@@ -53,6 +53,8 @@ class Collection:
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         state = self.state
+        # pytest calls this only once every module is collected (pytest_collection_finish comes even after a signal)
+        state.collected = not is_worker(config)
         problems = []
         for item in items:
             tiers = [t for t in state.tiers if item.get_closest_marker(t)]

@@ -32,6 +32,7 @@ from pytest_claims.binomial import (
     rate_upper_bound,
 )
 from pytest_claims.context import record, refute, registered_decision
+from pytest_claims.ledger import refuse_fixed_over_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconclusive
 from pytest_claims.shown_numbers import significant
 
@@ -385,6 +386,7 @@ def decide_rate(
         )
     if batch is not None:
         raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
+    refuse_fixed_over_ledger(what)
     if at_least:
         lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
     else:
@@ -461,6 +463,7 @@ def decide_test(
         raise ValueError(f"{what}: round_data= is for a statement registered anytime (rounds of spent alpha)")
     if batch is not None:
         raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
+    refuse_fixed_over_ledger(what)
     held = p_for < shown_at
     refuted = p_against < alpha and not held
     found = {

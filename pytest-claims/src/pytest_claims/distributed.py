@@ -36,6 +36,9 @@ class XdistHooks:
         its workers report back still calls a collected claim `not run`, not `not selected` (the claim of a
         collected test is found through the registry's `tests` module)."""
         state = self.state
+        # collection ends once every worker xdist starts (one per --tx, which -n makes) has reported its own
+        state.workers_collected.add(str(getattr(getattr(node, "gateway", None), "id", id(node))))
+        state.collected = len(state.workers_collected) >= len(getattr(state.config.option, "tx", None) or [None])
         for module in {nodeid.split("::", 1)[0] for nodeid in ids}:
             state.selected.update(claim.id for claim in state.registry.claims_of_module(module))
         for nodeid in ids:  # which claim a test belongs to, by its module (the worker says which statement later)

@@ -91,16 +91,30 @@ def rows(payload: dict[str, Any]) -> list[list[str]]:
     return out
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...), @SUM(...)); OWASP's advice on
+# CSV injection: such a cell is written after a single quote, which the spreadsheet shows as text and hides.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_CONTROL = {code: " " for code in [*range(32), 127]}
+
+
+def csv_cell(text: str) -> str:
+    """A cell as CSV carries it: a would-be formula neutralised (FORMULA_STARTS)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def as_csv(payload: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
-    writer.writerows(rows(payload))
+    writer.writerows([csv_cell(cell) for cell in row] for row in rows(payload))
     return buffer.getvalue()
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: control bytes (CR, LF, ESC, ...) made spaces, the table's bars and backslashes escaped,
+    and HTML's <, > and & written as entities, so that no raw HTML from a verdicts.json reaches a rendered page."""
+    text = text.translate(_CONTROL).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
 def as_markdown(payload: dict[str, Any]) -> str:

@@ -35,6 +35,7 @@ from filelock import FileLock, Timeout
 
 from pytest_claims import context
 from pytest_claims.atomic import atomic_write
+from pytest_claims.bounded import InputRefused, read_json
 from pytest_claims.chain_kinds import ChainInvalid, decide_chain, derive_chain, kind_of
 from pytest_claims.store import ResultStore
 
@@ -63,10 +64,11 @@ def ledger_path(store: ResultStore, seed: int | None, item: pytest.Item) -> Path
     return store.root / digest[:2] / f"{digest}.ledger.json"
 
 
-def check_ledger(raw: Any) -> dict[str, Any]:
-    """`raw` if it is a ledger the plugin wrote, else LedgerInvalid: its batches in order with unique stream ids, and
-    every number a batch records after its data (running totals, e-values) recomputed from the data (to 1e-9), so
-    the ledger's decision is its data's, whatever a hand-edited file says."""
+def check_ledger(raw: Any, seed: Any = None, test: str | None = None) -> dict[str, Any]:
+    """`raw` if it is a ledger the plugin wrote, else LedgerInvalid: its batches in order, batch i's stream id naming
+    batch i (and, given the `test` it is read for, that test under master seed `seed`: a ledger copied from another
+    seed or test is not this chain), and every number a batch records after its data (running totals, e-values)
+    recomputed from the data (to 1e-9), so the ledger's decision is its data's, whatever a hand-edited file says."""
     if not isinstance(raw, dict) or raw.get("version") != LEDGER_VERSION:
         raise LedgerInvalid(f"is not a version-{LEDGER_VERSION} ledger")
     batches = raw.get("batches")
@@ -80,6 +82,14 @@ def check_ledger(raw: Any) -> dict[str, Any]:
         if not isinstance(stream, str) or not isinstance(run, str) or stream in streams:
             raise LedgerInvalid(f"has a missing, malformed or repeated stream id at batch {index} ({stream!r})")
         streams.add(stream)
+        own = stream_id(seed, test, index) if test is not None else None
+        if own is not None and stream != own:
+            raise LedgerInvalid(
+                f"has stream {stream!r} at batch {index}, not this chain's {own!r} "
+                "(batches renumbered, or a ledger copied from another seed or test)"
+            )
+        if not stream.endswith(f"|batch={index}"):
+            raise LedgerInvalid(f"has stream {stream!r} at batch {index}, which names another batch (renumbered)")
     try:
         derived = derive_chain(raw.get("statement"), batches)
     except ChainInvalid as error:
@@ -110,22 +120,19 @@ def decided_at_look(ledger: dict[str, Any] | None) -> int | None:
     return decide_chain(ledger["statement"], ledger["batches"]).decided_at_look
 
 
-def read_ledger(path: Path | None) -> tuple[dict[str, Any] | None, str]:
-    """(the ledger at `path`, "") if there is a sound one; (None, "") if there is none; (None, why) if it is bad."""
+def read_ledger(path: Path | None, seed: Any = None, test: str | None = None) -> tuple[dict[str, Any] | None, str]:
+    """(the ledger at `path`, "") if there is a sound one for `test` under master seed `seed`; (None, "") if there is
+    none; (None, why) if it is bad (pytest_claims.bounded: a FIFO, a device or an oversize file is refused unread)."""
     if path is None:
         return None, ""
     try:
-        if path.stat().st_size > MAX_LEDGER_BYTES:
-            raise LedgerInvalid(f"is over {MAX_LEDGER_BYTES} bytes")
-        raw = json.loads(path.read_bytes())
-        return check_ledger(raw), ""
+        raw = read_json(path, MAX_LEDGER_BYTES, follow_links=False, ceiling="a ledger's limit")
+        return check_ledger(raw, seed, test), ""
     except FileNotFoundError:
         return None, ""
-    except (OSError, ValueError) as error:  # LedgerInvalid and JSON's errors are ValueErrors
-        return (
-            None,
-            f"ledger {path} {error if isinstance(error, LedgerInvalid) else f'unreadable ({error})'}: started again",
-        )
+    except (OSError, ValueError, InputRefused) as error:  # LedgerInvalid and JSON's errors are ValueErrors
+        shown = error if isinstance(error, (LedgerInvalid, InputRefused)) else f"unreadable ({error})"
+        return None, f"ledger {path} {shown}: started again"
 
 
 @contextmanager
@@ -185,7 +192,7 @@ def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) 
     seed = session.seed if session is not None else None
     path = ledger_path(session.store, seed, test.item) if session is not None and test is not None else None
     with ledger_locked(session.store if session is not None else None, path) as lock_problem:
-        ledger, note = read_ledger(path)
+        ledger, note = read_ledger(path, seed, test.item.nodeid if test is not None else None)
         batches, added = _extended(ledger, path, data, batch, parameters, seed, test)
         notes = [note, lock_problem]
         if added and not lock_problem and path is not None:
@@ -195,8 +202,31 @@ def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) 
     return batches, "; ".join(n for n in notes if n)
 
 
+def refuse_fixed_over_ledger(what: str) -> None:
+    """A fixed-sample decision of `what` where this test's ledger holds `what`'s anytime chain (the statement switched
+    from anytime to fixed, or its `anytime=`/`batch=` dropped) is refused with one ValueError: the fixed rule would be
+    fed a fresh sample after the chain's looks, a look again that no level accounts for."""
+    session, test = context.SESSION.get(), context.running_test()
+    if session is None or test is None:
+        return
+    path = ledger_path(session.store, session.seed, test.item)
+    ledger, _ = read_ledger(path, session.seed, test.item.nodeid)
+    if ledger is not None and ledger["statement"].get("what") == what:
+        raise ValueError(
+            f"{what}: decided by the fixed-sample rule, but its anytime ledger {path} holds "
+            f"{len(ledger['batches'])} batch(es) of this statement: restore decision = 'anytime' (and "
+            "batch=claims_batch) to continue the chain, or remove the file to start a fixed-sample decision afresh"
+        )
+
+
 def _extended(ledger, path, data: dict[str, Any], batch: Any, parameters: dict, seed, test):
     """(the batches with this run's, whether it was added rather than replayed), or the ValueError that refuses it."""
+    if ledger is not None and ledger["statement"].get("what") != parameters["what"]:
+        raise ValueError(
+            f"{parameters['what']}: this test already keeps the anytime ledger of {ledger['statement'].get('what')!r} "
+            f"({path}): a test holds one anytime decision (one ledger per test and master seed); decide "
+            f"{parameters['what']!r} in a test of its own"
+        )
     if ledger is not None and ledger["statement"] != parameters:
         raise ValueError(
             f"{parameters['what']}: its ledger {path} was started under {ledger['statement']}, not {parameters}; "
@@ -264,5 +294,5 @@ def claims_batch(request: pytest.FixtureRequest) -> int:
     session = context.SESSION.get()
     if session is None:
         return 0
-    ledger, _ = read_ledger(ledger_path(session.store, session.seed, request.node))
+    ledger, _ = read_ledger(ledger_path(session.store, session.seed, request.node), session.seed, request.node.nodeid)
     return next_batch(ledger, bool(request.config.getoption("claims_continue", False)))

@@ -57,14 +57,29 @@ def _run_identity(payload: dict[str, Any]) -> str:
     return json.dumps([payload.get("seed"), runs], sort_keys=True)
 
 
+def _report_ids(payload: dict[str, Any]) -> set[str]:
+    """The report ids of the runs a payload describes (a merged file's runs keep their own)."""
+    ids = {run.get("run") for run in payload["runs"] if isinstance(run, dict)}
+    return {i for i in ids if isinstance(i, str) and i}
+
+
 def refuse_repeats(paths: list[Path], payloads: list[dict[str, Any]]) -> None:
-    """One run given twice (the same file, or a copy of it) would count its outcomes twice."""
+    """One run given twice (the same file, or a copy of it) would count its outcomes twice; so would one run whose
+    seed was relabelled in a copy (its report id is the run's, whatever seed the file says): a replication that
+    is not one."""
     seen: dict[str, Path] = {}
     for path, payload in zip(paths, payloads):
         for key in (f"file:{Path(path).resolve()}", f"run:{_run_identity(payload)}"):
             if key in seen:
                 raise MergeError(f"{path}: the same run as {seen[key]} (given twice)")
             seen[key] = path
+        for report in sorted(_report_ids(payload)):
+            if f"report:{report}" in seen:
+                raise MergeError(
+                    f"{path}: holds run {report}, as {seen[f'report:{report}']} does (one run, its seed or fields "
+                    "relabelled: not a replication)"
+                )
+        seen.update({f"report:{report}": path for report in _report_ids(payload)})
 
 
 def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:

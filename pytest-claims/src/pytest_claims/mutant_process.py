@@ -1,6 +1,7 @@
-"""One mutant's test run in a process of its own (a serial `--mutants` run, where the OS can fork): what the mutant
-does stays there. A mutant that never returns is stopped at a time limit and ends `timeout`; one that ends or
-crashes its process (os._exit, a segfault, a signal) ends `crashed`, named, and the run goes on to its reports.
+"""One mutant's test run in a process of its own (a `--mutants` run, serial or on an xdist worker, where the OS can
+fork): what the mutant does stays there. A mutant that never returns is stopped at a time limit and ends `timeout`;
+one that ends or crashes its process (os._exit, a segfault, a signal) ends `crashed`, named, and the run goes on to
+its reports.
 Neither is a kill: each fails the power check as an unexplained errored end does.
 
 The limit is derived from the real test's time, which ran before its mutants: FACTOR times it plus GRACE seconds
@@ -22,6 +23,7 @@ import select
 import signal
 import sys
 import time
+import warnings
 from dataclasses import asdict
 from typing import Any, Callable
 
@@ -38,7 +40,7 @@ _CHILD_FAILED = 70  # the child's own machinery failed (not the test): its messa
 def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         FACTOR_INI,
-        "a serial --mutants run stops a mutant after this many times its real test's time",
+        "a --mutants run stops a mutant after this many times its real test's time",
         default=str(FACTOR),
     )
     parser.addini(GRACE_INI, "... plus this many seconds (then the mutant ends `timeout`)", default=str(GRACE))
@@ -122,7 +124,11 @@ def _ended(status: int) -> str:
 def run_forked(name: str, work: Callable[[], MutantResult], limit: float, derived: str) -> MutantResult:
     """Mutant `name`'s result from `work` run in a child process stopped after `limit` seconds."""
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12 warns of fork in a threaded process (an xdist worker has execnet's IO thread): the child uses
+        # no lock that thread holds (it runs the test with log=False, writes only to its pipe, then os._exit)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:
         os.close(read_fd)
         _child(work, write_fd)

@@ -16,6 +16,7 @@ so xdist spreads them over its workers, and records how each ended (`classify`).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import inspect
@@ -77,10 +78,9 @@ def _resolve(target: str) -> tuple[types.ModuleType, types.FunctionType]:
     return module, function
 
 
-def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.FunctionType]:
-    """(the target function, the function its mutated source defines); MutantError if it cannot apply. The
-    replacement's code and its default arguments are what `applied` swaps in (a snippet in the signature, such
-    as `days=365`, changes a default: a default lives on the function object, not in its code)."""
+def _changed_source(mutant: Mutant) -> tuple[types.ModuleType, types.FunctionType, str, str, types.CodeType]:
+    """(module, target function, its source, the changed source, the changed source compiled): nothing evaluated, so
+    checking that a mutant applies runs none of the project's code (its default arguments included)."""
     module, function = _resolve(mutant.target)
     source = textwrap.dedent(inspect.getsource(function))
     count = source.count(mutant.old)
@@ -93,17 +93,49 @@ def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.FunctionType
     decorators = 0
     while lines[decorators].lstrip().startswith("@"):
         decorators += 1
+    source = "\n".join(lines[decorators:])
     changed = "\n".join(changed.split("\n")[decorators:])  # decorators were applied already
-    namespace: dict = {}
     filename = inspect.getsourcefile(function) or "<mutant>"
     first_line = function.__code__.co_firstlineno + decorators
     code = compile("\n" * (first_line - 1) + changed, filename, "exec")
-    exec(code, dict(module.__dict__), namespace)
+    defined = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == function.__name__]
+    if not defined:
+        raise MutantError(f"mutant {mutant.name!r}: the changed source does not define {function.__name__}")
+    if defined[0].co_freevars != function.__code__.co_freevars:
+        raise MutantError(f"mutant {mutant.name!r}: {mutant.target} is a closure; mutate a module-level function")
+    return module, function, source, changed, code
+
+
+def _defaults_of(source: str) -> str:
+    """The default-argument expressions of the function a source defines, as text to compare ("" if none is found)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    return "" if node is None else ast.dump(ast.Tuple([*node.args.defaults, *node.args.kw_defaults], ast.Load()))
+
+
+def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.FunctionType]:
+    """(the target function, the function its mutated source defines); MutantError if it cannot apply. The
+    replacement's code and its default arguments are what `applied` swaps in (a snippet in the signature, such
+    as `days=365`, changes a default: a default lives on the function object, not in its code). A mutant that
+    leaves the defaults' expressions as they were keeps the target's defaults as they are now (a project may set
+    them at run time): re-evaluating them from the source would change the code under test beyond the mutant.
+    Defining the changed function runs its default expressions; whatever they raise (a NameError) is MutantError."""
+    module, function, source, changed, code = _changed_source(mutant)
+    namespace: dict = {}
+    try:
+        exec(code, dict(module.__dict__), namespace)
+    except Exception as error:  # the project's expressions: whatever they raise is one line naming the mutant
+        raise MutantError(
+            f"mutant {mutant.name!r}: defining the changed {mutant.target} raised {type(error).__name__}: {error}"
+        ) from None
     replacement = namespace.get(function.__name__)
     if not isinstance(replacement, types.FunctionType):
         raise MutantError(f"mutant {mutant.name!r}: the changed source does not define {function.__name__}")
-    if replacement.__code__.co_freevars != function.__code__.co_freevars:
-        raise MutantError(f"mutant {mutant.name!r}: {mutant.target} is a closure; mutate a module-level function")
+    if _defaults_of(source) == _defaults_of(changed):
+        replacement.__defaults__, replacement.__kwdefaults__ = function.__defaults__, function.__kwdefaults__
     return function, replacement
 
 
@@ -149,7 +181,7 @@ def stale_mutants(module_name: str, names: list[str] | None = None) -> list[str]
     found = catalogue(module_name)
     for mutant in found.values() if names is None else [found[name] for name in names]:
         try:
-            mutated_code(mutant)
+            _changed_source(mutant)  # compiled, never run: a plain run's check evaluates none of the project's code
         except MutantError as error:
             problems.append(f"{module_name}: {error}")
         except SyntaxError as error:
@@ -351,6 +383,8 @@ class MutantRunner:
             with state.store.under_mutant(name, mutant.target.partition(":")[0]), running(state, item):
                 with applied(mutant):
                     reports = runtestprotocol(item, log=False, nextitem=nextitem)
+        except MutantError as error:  # it cannot be applied (its changed defaults raise): an errored end, named
+            return MutantResult(name, False, ERROR, str(error), END_ERRORED)
         finally:
             state.mutant_active = ""
             clear_function_caches(Path(state.config.rootpath))
@@ -370,14 +404,21 @@ class MutantRunner:
         item.session._setupstate.teardown_exact(nextitem)
         return result
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On an xdist worker (no Controller there) the times of the statement tests it ran, from which its mutants'
+        time limits are derived (mutant_process.time_limit)."""
+        if hasattr(self.state.config, "workerinput") and report.nodeid in self.state.statement_of:
+            durations = self.state.durations
+            durations[report.nodeid] = durations.get(report.nodeid, 0.0) + float(getattr(report, "duration", 0) or 0)
+
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         if not isinstance(item, MutantItem):
             return None  # the default protocol runs the real test
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         start = time.time()
-        if mutant_process.can_fork() and not hasattr(item.config, "workerinput"):  # serially: in a process of its own
+        if mutant_process.can_fork():  # in a process of its own, serially and on an xdist worker: bounded in time
             result = self.try_contained(item, nextitem)
-        else:  # an xdist worker: the controller names a worker that crashes under the mutant
+        else:  # no fork (Windows): in this process, unbounded; under xdist the controller names a worker that crashes
             result = self.try_mutant(item.target, item.mutant, nextitem)
         for report in mutant_reports(item, result, start, time.time()):
             item.ihook.pytest_runtest_logreport(report=report)

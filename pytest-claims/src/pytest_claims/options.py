@@ -189,4 +189,24 @@ def add_ini(parser: pytest.Parser) -> None:
 
 def strict(config: pytest.Config) -> bool:
     given = config.getoption("claims_strict", None)
-    return bool(given) if given is not None else bool(config.getini("claims_strict"))
+    return bool(given) if given is not None else ini_flag(config, "claims_strict")
+
+
+FLAG_KEYS = ("claims_strict", "claims_thread_limit", "claims_save_runs")
+
+
+def ini_flag(config: pytest.Config, key: str) -> bool:
+    """A true/false ini key's value, or one UsageError naming the key and its value (pytest's own ValueError names
+    neither)."""
+    try:
+        return bool(config.getini(key))
+    except (ValueError, pytest.UsageError) as error:  # pytest 9: UsageError("invalid truth value ..."), no key named
+        raise pytest.UsageError(
+            f"ini key {key} in {config.inipath}: {error}; it takes true or false (yes/no, on/off, 1/0)"
+        ) from None
+
+
+def check_flags(config: pytest.Config) -> None:
+    """Every true/false ini key of the plugin read once where the run starts, so a bad value stops it in one line."""
+    for key in FLAG_KEYS:
+        ini_flag(config, key)

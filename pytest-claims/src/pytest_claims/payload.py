@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_claims import bounded
 from pytest_claims.outcomes import Verdict
 from pytest_claims.registry import Claim, Registry, Statement
 from pytest_claims.verdicts import (
@@ -23,7 +24,10 @@ from pytest_claims.verdicts import (
     summarise,
 )
 
-MAX_VERDICTS_BYTES = 256 * 2**20  # a full tier's file is a few MB; a larger one is not a run's: refused unread
+# A full tier's file is a few MB; a larger one is not a run's and is refused unread. Reading JSON costs up to about 25
+# times the file's size in memory (measured: a 180 MB file needed over 4 GB; 32 MiB of empty tables, 835 MiB), so the
+# limit keeps a read under about 450 MB.
+MAX_VERDICTS_BYTES = 16 * 2**20
 
 
 class PayloadError(ValueError):
@@ -93,16 +97,12 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def _json_of(path: str | Path, label: str) -> Any:
-    """The JSON of a file of at most MAX_VERDICTS_BYTES (a larger one is refused unread); PayloadError names `label`."""
+    """The JSON of a regular file of at most MAX_VERDICTS_BYTES (pytest_claims.bounded: a FIFO, a device or a larger
+    file is refused unread, JSON nested too deep in one line); PayloadError names `label`."""
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_VERDICTS_BYTES:
-            raise PayloadError(
-                f"{label}: {size} bytes, over the {MAX_VERDICTS_BYTES} a verdicts.json may have: not read"
-            )
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except PayloadError:
-        raise
+        return bounded.read_json(path, MAX_VERDICTS_BYTES, ceiling="the limit for a verdicts.json")
+    except bounded.InputRefused as error:
+        raise PayloadError(f"{label}: {error}") from None
     except (OSError, ValueError) as error:
         raise PayloadError(f"{label}: not a readable verdicts.json ({error})") from None
 

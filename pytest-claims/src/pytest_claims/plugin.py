@@ -16,6 +16,7 @@ registers, per process:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -100,12 +101,26 @@ def _store_for(config: pytest.Config) -> ResultStore:
     if config.getoption("claims_no_store"):
         return ResultStore(None)
     chosen = config.getoption("claims_store_dir") or config.getini("claims_store_dir")
+    shown = _live_line(config)
     if chosen:
-        return ResultStore((Path(config.invocation_params.dir) / chosen).resolve())
+        return ResultStore((Path(config.invocation_params.dir) / chosen).resolve(), on_wait=shown)
     cache = getattr(config, "cache", None)
     if cache is not None:
-        return ResultStore(Path(cache.mkdir("claims-store")))
-    return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store")
+        return ResultStore(Path(cache.mkdir("claims-store")), on_wait=shown)
+    return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store", on_wait=shown)
+
+
+def _live_line(config: pytest.Config) -> Any:
+    """A line shown at once, past pytest's capture (a store wait on another run's lock: otherwise silence until the
+    wait ends), on the terminal's stderr; an xdist worker's stderr is the controller's."""
+
+    def show(line: str) -> None:
+        capture = config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            sys.stderr.write(f"\n{line}\n")
+            sys.stderr.flush()
+
+    return show
 
 
 @pytest.hookimpl(wrapper=True)
@@ -173,6 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 "so pytest does not take PATH for the rootdir"
             )
         return
+    options.check_flags(config)  # claims_strict, claims_thread_limit: a bad value named in one line
     tiers = tuple(config.getini("claims_tiers"))
     files = [Path(config.rootpath) / p for p in paths]
     try:
@@ -201,6 +217,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as error:
         raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
     _load_mutants(config, state)
+    _check_only_mutant(config, state)
     state.running.seed = seed
     previous = config.getoption("claims_previous")
     if previous:
@@ -369,6 +386,25 @@ def raised_where(error: BaseException) -> str:
     ]
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {error}{where}"
+
+
+def _check_only_mutant(config: pytest.Config, state: State) -> None:
+    """--claims-mutant NAME selects mutants of a --claims-mutants run: without one it would be ignored, and an empty or
+    unknown name would select none and end green with no mutant tried; each is one UsageError."""
+    only = config.getoption("claims_only_mutant", None)
+    if not only:
+        return
+    if not state.run_mutants:
+        raise pytest.UsageError(
+            f"--claims-mutant {only[0]!r} selects mutants of a mutant run: give --claims-mutants too"
+        )
+    named = sorted({m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants})
+    unknown = [name for name in only if name not in named]
+    if unknown:
+        raise pytest.UsageError(
+            f"--claims-mutant {unknown[0]!r}: no statement of the registry lists a mutant of that name "
+            f"(known: {', '.join(named) or 'none'})"
+        )
 
 
 def _load_mutants(config: pytest.Config, state: State) -> None:

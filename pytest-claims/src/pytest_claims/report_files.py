@@ -222,7 +222,14 @@ class ReportWriter:
     def write(self, session: pytest.Session) -> None:
         state = self.state
         payload = state.payload
-        if not payload:  # no verdicts (the registry check stopped the run): the previous reports stay
+        if not payload:  # no verdicts (the registry check stopped the run, --collect-only): the previous reports stay
+            return
+        if state.reports_kept:  # a run that ran no test body replaces nothing and is not saved
+            self.note(
+                session,
+                f"pytest-claims: {state.reports_kept}: {state.report_dir / 'verdicts.json'} and the page are left as "
+                "they were, and the run is not saved",
+            )
             return
         files = [(state.report_dir / "verdicts.json", verdicts_json.text(payload))]
         if self.html_text is not None and self.html_path is not None:

@@ -20,16 +20,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_claims import bounded
+from pytest_claims.payload import MAX_VERDICTS_BYTES
+
 
 class ScheduleError(ValueError):
     """A file that holds no per-test durations."""
 
 
-def durations_of(path: Path) -> dict[str, float]:
+def _json(path: Path) -> Any:
+    """The JSON of a verdicts.json or durations file, through the plugin's one bounded reader (pytest_claims.bounded:
+    a FIFO or a device refused unread, a verdicts.json's size limit)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return bounded.read_json(path, MAX_VERDICTS_BYTES, ceiling="the limit for a verdicts.json")
+    except bounded.InputRefused as error:
+        raise ScheduleError(f"{path}: {error}") from None
     except (OSError, ValueError) as error:
         raise ScheduleError(f"{path}: not readable JSON ({error})") from None
+
+
+def durations_of(path: Path) -> dict[str, float]:
+    data = _json(path)
     if isinstance(data, dict) and isinstance(data.get("timings"), dict):
         found = data["timings"].get("tests")
         if not isinstance(found, dict) or not found:
@@ -45,8 +56,8 @@ def durations_of(path: Path) -> dict[str, float]:
 def indivisible_of(path: Path) -> dict[str, str]:
     """The work units of a verdicts.json that say why they cannot be split (`timings.indivisible`)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = _json(path)
+    except ScheduleError:
         return {}
     found = data.get("timings", {}).get("indivisible") if isinstance(data, dict) else None
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}

@@ -144,6 +144,11 @@ class Controller:
         for run in state.runs.values():
             self.attach_mutants(run)
             inputs[run.claim].runs.append(run)
+        if state.interrupted_by and not state.collected:  # cut off before its tests were known: none was reached
+            for cid, claim in state.registry.claims.items():
+                if inputs[cid].has_tests:
+                    inputs[cid].not_reached.add(claim.tests)
+                    inputs[cid].interrupted_by = f"{state.interrupted_by}, before collection ended"
         if state.interrupted_by:  # a test, or a mutant item, with no end: not reached (never also counted)
             scheduled = {test: set(cids) for test, cids in state.scheduled.items()}
             for test, cid in state.mutant_items.items():
@@ -239,6 +244,11 @@ class Controller:
             state.interrupted_by = f"stopped early: {why}" if isinstance(why, str) and why else "interrupted"
         payload = self.build_payload()
         payload["report_id"] = state.report_id  # the pair written by report_files.ReportWriter carries it
+        if self.config.option.collectonly:  # IDE discovery: no test ran, so there is no verdict to show or keep
+            state.reports_kept = "--collect-only ran no test"
+            return
+        if state.interrupted_by and not state.collected:
+            state.reports_kept = f"the run was cut off ({state.interrupted_by}) before collection ended"
         state.payload = payload
         if any(r["verdict"] == BROKEN for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

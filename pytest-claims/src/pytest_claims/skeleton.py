@@ -7,6 +7,9 @@ Each file is a working example of one piece (the registry, a statement test, the
 
 from __future__ import annotations
 
+import os
+import stat
+import tempfile
 from pathlib import Path
 
 FILES: dict[str, str] = {
@@ -112,17 +115,77 @@ test per statement) and `my_mutants.py` (wrong versions of your code the tests m
 }
 
 
+# Where pytest finds a configuration besides pytest.ini (which comes first): a pytest.ini written beside one of these
+# shadows it, and the project's own tests would run under the skeleton's keys.
+OTHER_CONFIGS = {
+    ".pytest.ini": ("[pytest]",),
+    "pyproject.toml": ("[tool.pytest.ini_options]", "[tool.pytest]"),
+    "tox.ini": ("[pytest]",),
+    "setup.cfg": ("[tool:pytest]",),
+}
+
+
+def _kind_refused(path: Path) -> str:
+    """Why the skeleton may not write `path` even with --force ("" if it may): a symbolic link, dangling or not, is
+    never written through (it would write outside the folder), nor is anything but a regular file replaced."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return ""
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a symbolic link (to {os.readlink(path)}): not written through; remove it first"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file: not replaced"
+    return ""
+
+
+def pytest_configs(directory: Path) -> list[str]:
+    """The pytest configurations in `directory` a pytest.ini there would shadow ("pyproject.toml
+    [tool.pytest.ini_options]", ...)."""
+    found = []
+    for name, sections in OTHER_CONFIGS.items():
+        path = directory / name
+        if _kind_refused(path) or not path.is_file():
+            continue
+        try:
+            lines = {line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()}
+        except OSError:
+            continue
+        found += [f"{name} {section}" for section in sections if section in lines]
+    return found
+
+
 def write_skeleton(directory: Path, *, force: bool = False) -> list[Path]:
-    """Write the skeleton into `directory` (made if missing); refuse to overwrite a file unless `force`."""
+    """Write the skeleton into `directory` (made if missing); refuse to overwrite a file unless `force`, to write
+    through a symbolic link ever, and to shadow another pytest configuration there unless `force`. The files are
+    written to temporary files first and renamed into place only once all are written, so that a failure leaves
+    nothing half-written."""
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise FileExistsError(f"{directory} is a file, not a directory")
+    refused = [why for why in (_kind_refused(directory / name) for name in FILES) if why]
+    if refused:
+        raise FileExistsError(refused[0])
     present = sorted(name for name in FILES if (directory / name).exists())
     if present and not force:
         raise FileExistsError(f"{directory} already has {', '.join(present)} (give --force to overwrite them)")
+    shadowed = pytest_configs(directory)
+    if shadowed and not force:
+        raise FileExistsError(
+            f"{directory} has a pytest configuration in {', '.join(shadowed)}, which the skeleton's pytest.ini would "
+            "shadow (pytest reads pytest.ini first): init into a new folder, or give --force"
+        )
     directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in FILES.items():
-        (directory / name).write_text(text, encoding="utf-8")
-        written.append(directory / name)
-    return written
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, text in FILES.items():
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+            staged.append((tmp, directory / name))
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+    return [path for _, path in staged]

@@ -64,6 +64,9 @@ class State:
         self.statement_of: dict[str, tuple[str, str]] = {}  # claim test -> (claim id, statement name)
         self.crashed: dict[str, str] = {}  # test -> the crash report's first line
         self.interrupted_by = ""  # SIGTERM, SIGINT, or why the session stopped early
+        self.collected = False  # collection ended (every xdist worker's, under xdist): else a cut-off ran no test
+        self.workers_collected: set[str] = set()  # the xdist workers that have reported their collection
+        self.reports_kept = ""  # why this run writes no report pair and saves no run (it ran no test body)
         self.store_events: dict[str, list[dict[str, Any]]] = {}
         self.indivisible: dict[str, str] = {}  # work unit -> why it cannot be split (work_unit(indivisible=...))
         self.durations: dict[str, float] = {}  # test -> seconds over its phases (pytest_claims.schedule reads them)

@@ -217,6 +217,7 @@ class ResultStore:
         max_entry_bytes: int = codec.MAX_ENTRY_BYTES,
         lock_stale_seconds: float = LOCK_STALE_SECONDS,
         lock_notice_seconds: float = LOCK_NOTICE_SECONDS,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         self.root = root  # None: memory only (--no-store)
         self.read_only = root is not None and not _writable_directory(root)
@@ -225,7 +226,7 @@ class ResultStore:
         self.lock_stale_seconds = lock_stale_seconds
         self.lock_notice_seconds = lock_notice_seconds
         # Called with one line when a lock wait passes lock_notice_seconds (the plugin may show it live).
-        self.on_wait: Callable[[str], None] | None = None
+        self.on_wait = on_wait
         self._mutant = ("", "")  # the applied mutant's name and the module it changes: set by under_mutant only
         self._memory: dict[str, Any] = {}
         self._events: list[tuple[str, StoreEvent]] = []
@@ -421,7 +422,11 @@ class ResultStore:
             if not holder and now - began >= self.lock_notice_seconds:
                 holder = _holder(record)
                 if self.on_wait is not None:
-                    self.on_wait(f"result store: waiting for the lock {path}, held by {holder}")
+                    self.on_wait(
+                        f"result store: waiting for the lock {path}, held by {holder}, for {now - began:.0f} s; "
+                        f"no sign of life from it for {now - last_change:.0f} s (given up after "
+                        f"{self.lock_stale_seconds:g} s without one)"
+                    )
             if now - last_change >= self.lock_stale_seconds:
                 raise _NotStored(
                     f"the lock {path} is held by {_holder(record)}, which showed no sign of life for "

@@ -11,6 +11,7 @@ alone (the user chose). Off with `--claims-no-thread-limit` or the ini key `clai
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -117,7 +118,13 @@ def header_line(config: Any) -> str | None:
         return "claims: worker threads left as they are (--claims-no-thread-limit / claims_thread_limit = false)"
     if user_set():
         return f"claims: worker threads left as set in the environment ({', '.join(user_set())})"
-    return (
+    line = (
         f"claims: each of {workers} xdist workers limits BLAS/OpenMP/torch to {share(workers)} thread(s) "
         f"({cores()} cores; turn off with --claims-no-thread-limit or ini claims_thread_limit = false)"
     )
+    if importlib.util.find_spec("threadpoolctl") is None:  # the variables reach only libraries loaded after them
+        line += (
+            "; threadpoolctl is not installed, so a BLAS loaded before the plugin (NumPy imported by another plugin) "
+            "keeps its own thread count (pip install threadpoolctl)"
+        )
+    return line
