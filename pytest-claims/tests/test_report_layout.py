@@ -189,7 +189,7 @@ def test_the_statement_counts_keep_mutants_apart():
 
 @pytest.mark.smoke
 def test_a_continued_chain_is_drawn_from_its_ledger_numbers_only():
-    from pytest_claims.report import chain_svg
+    from pytest_claims.report_charts import chain_svg
 
     block = {
         "held_alpha": 0.01,
@@ -210,7 +210,7 @@ def test_a_continued_chain_is_drawn_from_its_ledger_numbers_only():
 
 @pytest.mark.smoke
 def test_each_papers_bounds_are_drawn_against_their_thresholds():
-    from pytest_claims.report import bounds_svg
+    from pytest_claims.report_charts import bounds_svg
 
     def record(key: str, *values: dict) -> dict:
         runs = [{"statement": f"s{i}", "tier": "smoke", "evidence": {"<i>rate</i>": v}} for i, v in enumerate(values)]
