@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from chains import INI, ledger_batches, toy_registry
+from pytest_claims import export
 from pytest_claims.anytime import UNIFORM, rate_log_evalues_for
 from pytest_claims.merge import main as merge_main
 from pytest_claims.pool import pool_seeds
@@ -146,6 +147,9 @@ def test_replicated_on_every_seed_means_each_seed_decided_alone(pytester, tmp_pa
     label = "1 of 1 claims decided when pooled; 0 replicated on every seed alone"
     assert label in out and label in (tmp_path / "merged" / "verdict.html").read_text()
     assert "pooled over master seeds 1, 2" in payload["claims"][0]["statements"][0]["reason"]
+    assert "pooled: held" in (tmp_path / "merged" / "verdict.html").read_text()
+    for fmt in ("csv", "markdown", "latex"):  # the exports say the verdict rests on the pooled seeds
+        assert "verified (pooled over seeds 1, 2)" in export.render(payload, fmt), fmt
 
 
 # ------------------------------------------------------------------------------------------------
