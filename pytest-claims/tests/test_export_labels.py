@@ -14,10 +14,11 @@ from toy_project import claim, verdicts
 
 def _two_seeds(pytester, tmp_path) -> dict:
     """The toy project's run under seed 1, and a copy of it as seed 2 whose key number differs."""
-    assert pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--seed", "1").ret == 0
+    assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-seed", "1").ret == 0
     first = verdicts(pytester)
     second = json.loads(json.dumps(first))
     second["seed"] = second["environment"]["master_seed"] = 2
+    second["runs"][0]["run"] = "the run of seed 2"  # another run, not the first relabelled (which merge refuses)
     formula = next(s for s in claim(second, "T1")["statements"] if s["statement"] == "formula")
     formula["evidence"]["checked"] = 0.1284
     paths = []
@@ -40,7 +41,7 @@ def test_a_replication_sets_export_labels_each_number_with_its_seed_and_the_capt
 
 def test_one_runs_single_number_stays_unlabelled_and_its_caption_names_its_seed(project):
     pytester = project()
-    pytester.runpytest_inprocess("-m", "smoke", "--no-store", "--seed", "7")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-seed", "7")
     payload = verdicts(pytester)
     assert next(r for r in export.rows(payload) if r[0] == "T1")[-1] == "formula: checked = 50"
     assert "(master seed 7)" in export.as_latex(payload)

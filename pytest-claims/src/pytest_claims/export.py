@@ -83,7 +83,7 @@ def rows(payload: dict[str, Any]) -> list[list[str]]:
                 str(record.get("where", "")),
                 str(record.get("statement", "")),
                 str(record.get("expected", "")),
-                str(record["verdict"]),
+                str(record["verdict"]) + _pooled(record),
                 killed,
                 "; ".join(numbers),
             ]
@@ -100,6 +100,18 @@ _CONTROL = {code: " " for code in [*range(32), 127]}
 def csv_cell(text: str) -> str:
     """A cell as CSV carries it: a would-be formula neutralised (FORMULA_STARTS)."""
     return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _pooled(record: dict[str, Any]) -> str:
+    """ " (pooled over seeds ...)" when a statement of the claim carries a pooled outcome (a merge's replication set,
+    pytest_claims.pool.with_pooled): the verdict is not one seed's alone."""
+    seeds: list[str] = []
+    for statement in record.get("statements", []):
+        for value in (statement.get("evidence") or {}).values():
+            pooled = value.get("pooled") if isinstance(value, dict) else None
+            if isinstance(pooled, dict) and pooled.get("outcome") is not None:
+                seeds += [str(s) for s in pooled.get("seeds", {}) if str(s) not in seeds]
+    return f" (pooled over seeds {', '.join(seeds)})" if seeds else ""
 
 
 def as_csv(payload: dict[str, Any]) -> str:

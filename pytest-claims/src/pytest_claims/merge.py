@@ -31,12 +31,21 @@ from typing import Any
 
 from pytest_claims import payload as verdicts_json
 from pytest_claims.inputs import checked_run, file_within, refuse_output_holding_inputs
-from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, SKIPPED
+from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, INCONCLUSIVE, SKIPPED
 from pytest_claims.payload import PayloadError, claims_from
-from pytest_claims.pool import longest_chain, pool_seeds, pooled_list, with_pooled
+from pytest_claims.pool import (
+    longest_chain,
+    pool_seeds,
+    pooled_list,
+    pooled_replication,
+    refusals,
+    with_pooled,
+)
 from pytest_claims.registry import Claim, Registry
+from pytest_claims.replication_set import seeds_seen
 from pytest_claims.report import standalone_html
 from pytest_claims.report_files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
+from pytest_claims.report_replication import replication_line
 from pytest_claims.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
@@ -90,23 +99,29 @@ def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def merge(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
-    """One seed: the union of the runs. Several: a replication set (see the module's docstring)."""
+def merge(
+    payloads: list[dict[str, Any]], sources: list[str], seen: dict[str, dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """One seed: the union of the runs. Several: a replication set (see the module's docstring). `seen`: the seeds
+    holding anytime chains outside the inputs (pytest_claims.replication_set.seeds_seen), so that an incomplete
+    replication set is not pooled."""
     if not payloads:
         raise MergeError("nothing to merge")
     seeds = list(dict.fromkeys(str(p.get("seed")) for p in payloads))
-    if len(seeds) == 1:
-        return merge_one_seed(payloads, sources)
     per_seed = {}
     for seed in seeds:
         chosen = [i for i, p in enumerate(payloads) if str(p.get("seed")) == seed]
         per_seed[seed] = merge_one_seed([payloads[i] for i in chosen], [sources[i] for i in chosen])
-    pooled = pool_seeds(per_seed)
-    if any(p["outcome"] is not None for p in pooled.values()):  # each seed decided again with the pooled outcomes
+    alone, pooled = per_seed, pool_seeds(per_seed, seen)
+    if pooled:  # each seed decided again with the pooled outcomes (a refusal: with the claim's problem)
         per_seed = {seed: merge_one_seed([with_pooled(p, pooled)], [f"seed {seed}"]) for seed, p in per_seed.items()}
+    if len(seeds) == 1:
+        return per_seed[seeds[0]]
     merged = replication_set(per_seed)
-    if pooled:
-        merged["replication"]["pooled"] = pooled_list(per_seed, pooled)
+    if pooled:  # "replicated on every seed" counts the seeds decided alone, not the pooled outcomes
+        merged["replication"] = pooled_replication(
+            replication_set(alone)["replication"], merged["claims"], pooled_list(per_seed, pooled)
+        )
     return merged
 
 
@@ -163,7 +178,9 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     merged["replication"] = {
         "seeds": seeds,
         "claims": claims,
-        "claims_replicated": sum(c["replicated"] == c["of"] for c in claims),
+        "claims_replicated": sum(  # each seed decided alone, and alike
+            c["replicated"] == c["of"] and INCONCLUSIVE not in c["verdicts"].values() for c in claims
+        ),
         "statements": statements,
     }
     return merged
@@ -368,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         refuse_output_holding_inputs(args.out, [*args.runs, *([args.previous] if args.previous else [])])
         payloads = [load(p) for p in args.runs]
         refuse_repeats(args.runs, payloads)
-        merged = merge(payloads, [str(p) for p in args.runs])
+        seen, passed_over = seeds_seen(args.runs)
+        merged = merge(payloads, [str(p) for p in args.runs], seen)
         if args.previous:
             merged["changes"] = changes(load(args.previous), merged)
     except PayloadError as error:
@@ -394,7 +412,10 @@ def main(argv: list[str] | None = None) -> int:
     counts: dict[str, int] = {}
     for record in merged["claims"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
-    print(f"merged {len(payloads)} runs (tiers {merged['tier']}) into {args.out}: {counts}")
+    for line in [*passed_over, *(f"merge: {line}" for line in refusals(merged))]:
+        print(line, file=sys.stderr)
+    replicated = f"; {replication_line(merged['replication'])}" if "replication" in merged else ""
+    print(f"merged {len(payloads)} runs (tiers {merged['tier']}) into {args.out}: {counts}{replicated}")
     return 1 if counts.get(BROKEN) else 0
 
 

@@ -15,8 +15,10 @@ such chains in two ways.
   their posterior: the prior's cost is paid once, not once per seed). The data of the seeds are independent draws of
   the same code, so the joined chain is one chain of looks, and Ville's inequality keeps the registered false alarms
   at its first crossing, however long each seed was continued. The first crossing is final. A seed held and another
-  refuted are not pooled: the replication set calls that claim broken. Merge every seed that ran: leaving one out
-  after seeing it is a choice after the data.
+  refuted are not pooled: the replication set calls that claim broken. The seeds must be the statement's declared
+  replication set, whole and in order (pytest_claims.replication_set): leaving a seed out after seeing it, or adding
+  one below those already merged, is a choice after the data, and one stream under two seed labels counts its data
+  twice; the merge refuses these in one line, and reports each seed's own outcome.
 
 Every chain is data from elsewhere: it is read back through pytest_claims.ledger.check_ledger (each batch's data,
 stream ids, and running totals and e-values recomputed from the data), and a chain that fails is not pooled (the
@@ -26,17 +28,24 @@ merge says why).
 from __future__ import annotations
 
 import copy
-import json
 import math
 from typing import Any
 
 from pytest_claims.anytime import decide_log_evalues
-from pytest_claims.chain_kinds import BETTING, derive_chain, kind_of
+from pytest_claims.chain_kinds import derive_chain, kind_of
 from pytest_claims.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
-from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, Verdict
+from pytest_claims.replication_set import (
+    holds_chain,
+    not_the_declared_set,
+    one_stream_under_two_seeds,
+    started,
+    stream_digest,
+)
 from pytest_claims.shown_numbers import significant
 
 POOLABLE = (HELD, REFUTED, INCONCLUSIVE)
+NOT_POOLED = ": not pooled: "  # marks a refused pooling among a claim's problems
 
 
 def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -117,7 +126,11 @@ def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         last = chain["batches"][-1]
         per_seed[seed].update(batches=len(chain["batches"]), **_totals(chain["statement"], last))
         per_seed[seed].update(log_e_for=last["log_e_for"], log_e_against=last["log_e_against"])
-    why = _not_poolable(seeds, records, chains)
+        per_seed[seed]["stream"] = stream_digest(chain)
+    why, refused = _not_independent(seeds, chains)
+    if why:  # a duplicated stream would count its evidence twice: not pooled (refused: the claim is broken)
+        return {"seeds": per_seed, "outcome": None, "why": why, **({"refused": True} if refused else {})}
+    why = _not_poolable(records, chains)
     if why:
         return {"seeds": per_seed, "outcome": None, "why": why}
     statement = chains[0]["statement"]
@@ -148,36 +161,24 @@ def _totals(statement: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
     return {name.removeprefix("cum_"): last[name] for name in kind_of(statement).totals}
 
 
-def _not_poolable(seeds: list[str], records: list[dict[str, Any]], chains: list[dict[str, Any]]) -> str:
+def _not_independent(seeds: list[str], chains: list[dict[str, Any]]) -> tuple[str, bool]:
+    """(why these seeds' chains are not independent streams, whether that is refused), or ("", False): a stream id,
+    or the same data, twice."""
+    streams = [b["stream"] for c in chains for b in c["batches"]]
+    if len(set(streams)) != len(streams):
+        return "a stream id appears under two seeds (the chains are not independent)", True
+    return one_stream_under_two_seeds(seeds, chains)  # known by what they drew, not by the seed in their ids
+
+
+def _not_poolable(records: list[dict[str, Any]], chains: list[dict[str, Any]]) -> str:
     """Why these seeds' chains are not one pooled decision ("" if they are)."""
     if any(r.get("outcome") not in POOLABLE for r in records):
         return "a seed's outcome is not held, refuted or inconclusive"
     if any(c["statement"] != chains[0]["statement"] for c in chains):
         return "the seeds' chains were started under different statement parameters"
-    streams = [b["stream"] for c in chains for b in c["batches"]]
-    if len(set(streams)) != len(streams):
-        return "a stream id appears under two seeds (the chains are not independent)"
-    repeated = _one_stream_under_two_seeds(seeds, chains)
-    if repeated:
-        return repeated
     outcomes = {r["outcome"] for r in records}
     if {HELD, REFUTED} <= outcomes:
         return "held under one seed and refuted under another"
-    return ""
-
-
-def _one_stream_under_two_seeds(seeds: list[str], chains: list[dict[str, Any]]) -> str:
-    """Why two seeds' betting chains are one stream under two labels ("" if none are): the same observations, batch
-    for batch, as a test whose data ignore the master seed gives. Independent streams of continuous observations never
-    coincide; counts can by chance (a rate's all-successes batches), so their chains are not compared here."""
-    seen: dict[str, str] = {}
-    for seed, chain in zip(seeds, chains):
-        if kind_of(chain["statement"]).name != BETTING:
-            return ""
-        drawn = json.dumps([b["values"] for b in chain["batches"]])
-        if drawn in seen:
-            return f"seeds {seen[drawn]} and {seed} hold the same observations batch for batch (one stream, two labels)"
-        seen[drawn] = seed
     return ""
 
 
@@ -194,24 +195,67 @@ def pooled_reason(pooled: dict[str, Any]) -> str:
     )
 
 
-def holds_chain(record: dict[str, Any]) -> bool:
-    """Whether a statement record's evidence holds an anytime decision (sound or not: chain_of checks it)."""
-    evidence = record.get("evidence")
-    return isinstance(evidence, dict) and any(isinstance(v, dict) and "anytime" in v for v in evidence.values())
-
-
-def pool_seeds(per_seed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The pooled record of every statement test that every seed ran and that holds an anytime chain."""
+def pool_seeds(
+    per_seed: dict[str, dict[str, Any]], seen: dict[str, dict[str, str]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The pooled record of every statement test that holds an anytime chain: pooled when the inputs' seeds are its
+    declared replication set, whole and in order (pytest_claims.replication_set), else refused with the reason (a
+    record with "refused"). `seen`: per test, the seeds that hold a chain of it outside the inputs (saved runs) ->
+    where. With one seed there is nothing to pool: only a refusal (seeds seen that the merge lacks) is returned."""
     by_test: dict[str, dict[str, dict[str, Any]]] = {}
     for seed, payload in per_seed.items():
         for claim in payload["claims"]:
             for record in claim["statements"]:
                 by_test.setdefault(record["test"], {})[seed] = record
-    return {
-        test: pool_chains(records)
-        for test, records in by_test.items()
-        if len(records) == len(per_seed) and any(holds_chain(r) for r in records.values())
-    }
+    out = {}
+    for test, records in by_test.items():
+        if not any(holds_chain(r) for r in records.values()):
+            continue
+        others = {s: where for s, where in (seen or {}).get(test, {}).items() if s not in records}
+        if len(records) == 1 and not others:
+            continue
+        why = not_the_declared_set(list(records), others, _starts(records))
+        if why:
+            outcomes = {s: {"outcome": r.get("outcome")} for s, r in records.items()}
+            out[test] = {"seeds": outcomes, "outcome": None, "why": why, "refused": True}
+        elif len(records) > 1:
+            out[test] = pool_chains(records)
+    return out
+
+
+def _starts(records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """When each seed's chain was started (pytest_claims.replication_set.started), for the seeds whose record holds
+    one sound chain (the others are not pooled, for their own reason)."""
+    starts = {}
+    for seed, record in records.items():
+        try:
+            found = chain_of(record)
+        except (ValueError, TypeError):
+            continue
+        if found is not None:
+            starts[seed] = started(found[1])
+    return starts
+
+
+def refusals(merged: dict[str, Any]) -> list[str]:
+    """One line per statement test a merged payload did not pool: its refused poolings (each a problem of its claim,
+    `with_pooled`), then the others of `replication.pooled` (their seeds' own outcomes stand), once each."""
+    found = [line for c in merged["claims"] for line in c.get("problems", []) if NOT_POOLED in line]
+    pooled = merged.get("replication", {}).get("pooled", [])
+    found += [f"{p['test']}{NOT_POOLED}{p['why']}" for p in pooled if p["outcome"] is None]
+    return list(dict.fromkeys(found))
+
+
+def pooled_replication(
+    alone: dict[str, Any], merged_claims: list[dict[str, Any]], pooled: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """`replication` of a merge that pooled: the seeds' verdicts and outcomes each decided alone (`alone`: as
+    pytest_claims.merge.replication_set gives them before pooling), the pooled statements, and how many claims the
+    pooled outcomes decide (`claims_decided_pooled`, only where some pooled outcome exists)."""
+    out = dict(alone, pooled=pooled)
+    if any(p["outcome"] is not None for p in pooled):
+        out["claims_decided_pooled"] = sum(c["verdict"] in (Verdict.VERIFIED, Verdict.FALSIFIED) for c in merged_claims)
+    return out
 
 
 def pooled_list(per_seed: dict[str, dict[str, Any]], pooled: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -227,11 +271,18 @@ def pooled_list(per_seed: dict[str, dict[str, Any]], pooled: dict[str, dict[str,
 
 def with_pooled(payload: dict[str, Any], pooled: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A copy of one seed's merged payload whose pooled statement tests carry the pooled decision: its outcome, a
-    reason saying so, and the pooled record beside the seed's own chain in the evidence."""
+    reason saying so, and the pooled record beside the seed's own chain in the evidence; a refused pooling is a
+    problem of the statement's claim (its seeds' own outcomes stand)."""
     out = copy.deepcopy(payload)
     for claim in out["claims"]:
         for record in claim["statements"]:
             found = pooled.get(record["test"])
+            if found is not None and found.get("refused"):  # a cause of `broken`, kept by every later merge
+                line = f"{record['test']}{NOT_POOLED}{found['why']}"
+                claim["problems"] = [
+                    *claim.get("problems", []),
+                    *([line] if line not in claim.get("problems", []) else []),
+                ]
             if found is None or found["outcome"] is None:
                 continue
             record["outcome"], record["reason"] = found["outcome"], pooled_reason(found)

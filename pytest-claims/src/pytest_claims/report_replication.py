@@ -30,13 +30,13 @@ def replication_html(replication: dict[str, Any] | None) -> str:
             f"<td><b>{c['replicated']} of {c['of']}</b></td>{cells}</tr>"
         )
     replicated, claim_count = replication["claims_replicated"], len(replication["claims"])
-    replicated_label = str(replicated) + " of " + str(claim_count) + " claims replicated on every seed"
     replicated_colour = "#1a7f37" if replicated == claim_count else "#cf222e"
     parts = [
         f"<h2>Replication over {len(seeds)} master seeds</h2>",
-        f"<p>{badge(replicated_label, replicated_colour)} "
-        "<small>a claim replicates on k of K seeds when k seeds give its most common verdict; "
-        "differing claims are listed first</small></p>",
+        f"<p>{badge(replication_line(replication), replicated_colour)} "
+        "<small>a claim replicates on every seed when each seed decided it alone, the same way; the columns give each "
+        "seed's verdict alone (a pooled outcome is in the claim table, and below); a claim replicates on k of K seeds "
+        "when k seeds give its most common verdict; differing claims are listed first</small></p>",
         f"<table><tr><th>claim</th><th>replicated</th>{head}</tr>{''.join(rows)}</table>",
     ]
     differing = [s for s in replication["statements"] if s["replicated"] != s["of"]]
@@ -62,6 +62,18 @@ def replication_html(replication: dict[str, Any] | None) -> str:
         )
     parts.append(pooled_html(replication.get("pooled"), seeds))
     return "".join(parts)
+
+
+def replication_line(replication: dict[str, Any]) -> str:
+    """The replication set in one line: "K of M claims replicated on every seed" (each seed decided alone), and, where
+    the merge pooled, "N of M claims decided when pooled; K replicated on every seed alone"."""
+    count, replicated = len(replication["claims"]), replication["claims_replicated"]
+    if "claims_decided_pooled" in replication:
+        return (
+            f"{replication['claims_decided_pooled']} of {count} claims decided when pooled; "
+            f"{replicated} replicated on every seed alone"
+        )
+    return f"{replicated} of {count} claims replicated on every seed"
 
 
 def _chain_cell(chain: dict[str, Any] | None) -> str:
@@ -91,7 +103,7 @@ def pooled_html(pooled: list[dict[str, Any]] | None, seeds: list[str]) -> str:
             at = p.get("decided_at")
             where = f"crossed at seed {esc(at['seed'])}, batch {esc(at['batch'])}" if at else "neither crossed"
             result = (
-                f"<td>{badge(outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}<br><small>ln E "
+                f"<td>{badge('pooled: ' + outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}<br><small>ln E "
                 f"{significant(p['log_e_for'])} for (needs {significant(p['needs_for'])}), "
                 f"{significant(p['log_e_against'])} against (needs {significant(p['needs_against'])}); "
                 f"{where}</small></td>"
@@ -104,6 +116,8 @@ def pooled_html(pooled: list[dict[str, Any]] | None, seeds: list[str]) -> str:
     head = "".join(f"<th>seed {esc(s)}</th>" for s in seeds)
     return (
         "<h3>Anytime statements pooled over the seeds</h3><p><small>each seed's chain is independent of the others; "
-        "joined in seed order they are one anytime-valid chain, decided at its first crossing</small></p>"
+        "joined in seed order they are one anytime-valid chain, decided at its first crossing; pooled only when the "
+        "seeds are the declared replication set (seeds S, S+1, ... in ascending order with no gaps), whole and in order"
+        "</small></p>"
         f"<table><tr><th>statement test</th><th>pooled</th>{head}</tr>{''.join(rows)}</table>"
     )
