@@ -319,7 +319,7 @@ def test_levels():
     for _ in range(2):
         result = pytester.runpytest_inprocess("-m", "smoke", "-p", "no:randomly", "test_harness.py")
         result.assert_outcomes(passed=1)
-    assert not list((pytester.path / "store").rglob("*.ledger.json"))
+    assert not list((pytester.path / "claims-evidence").rglob("*.ledger.json"))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ def test_a_duplicated_stream_is_refused(pytester):
 def test_a_corrupt_ledger_is_a_note_and_a_fresh_ledger(pytester):
     make_coin(pytester)
     run_coin(pytester)
-    (path,) = (pytester.path / "store").rglob("*.ledger.json")
+    (path,) = (pytester.path / "claims-evidence").rglob("*.ledger.json")
     spoiled = json.loads(path.read_text())
     spoiled["batches"][0]["successes"] = spoiled["batches"][0]["trials"] + 1
     path.write_text(json.dumps(spoiled))
@@ -287,7 +287,7 @@ def test_a_corrupt_ledger_is_a_note_and_a_fresh_ledger(pytester):
 def test_a_ledger_locked_by_another_run_is_decided_on_and_not_written(pytester, monkeypatch):
     make_coin(pytester)
     run_coin(pytester)
-    (path,) = (pytester.path / "store").rglob("*.ledger.json")
+    (path,) = (pytester.path / "claims-evidence").rglob("*.ledger.json")
     before = path.read_bytes()
     monkeypatch.setattr(ledger_module, "LOCK_SECONDS", 0.2)
     other_run = FileLock(f"{path}.lock")  # another process's hold: flock locks of two open files exclude each other
@@ -335,7 +335,7 @@ def test_a_p_value_decision_spends_alpha_under_a_registered_anytime_decision(pyt
         pytester.makepyfile(
             test_coin=p_values.format(trials=200, rate=0.68, batch="claims_batch", p_for=p_for, extra=extra)
         )
-        for path in (pytester.path / "store").rglob("*.ledger.json"):
+        for path in (pytester.path / "claims-evidence").rglob("*.ledger.json"):
             path.unlink()
         _, record = run_coin(pytester)
         assert record["outcome"] == outcome, record
@@ -365,7 +365,14 @@ def continue_on(pytester, tmp_path, machine: str, seed: int, times: int) -> tupl
     """`times` continued runs under `seed` with the store of `machine`; (its verdicts.json kept, its last record)."""
     for _ in range(times):
         _, record = run_coin(
-            pytester, "--claims-seed", str(seed), "--claims-continue", "-o", f"claims_store_dir={machine}"
+            pytester,
+            "--claims-seed",
+            str(seed),
+            "--claims-continue",
+            "-o",
+            f"claims_store_dir={machine}",
+            "-o",
+            f"claims_evidence_dir={machine}-evidence",
         )
         if record["outcome"] != "inconclusive":
             break

@@ -52,7 +52,10 @@ def test_cures(claims_batch):
 """
 
 
-def spent_trial(pytester, *, decision='decision = "anytime"', batch=", batch=claims_batch"):
+ROUNDS = ', batch=claims_batch, round_data="batch"'  # each round's p-values of its own batch (decide_test_spent)
+
+
+def spent_trial(pytester, *, decision='decision = "anytime"', batch=ROUNDS):
     pytester.makefile(".ini", pytest=INI)
     pytester.makefile(".toml", registry=toy_registry("drug/better", "cures", "test_drug.py", decision))
     pytester.makepyfile(test_drug=SPENT_TEST.format(batch=batch))
@@ -66,10 +69,10 @@ def spent_run(pytester, *args) -> dict:
 def test_a_ledger_copied_under_another_seed_is_not_continued_by_it(pytester):
     spent_trial(pytester)
     spent_run(pytester, "--claims-seed", "1")
-    (seed_one,) = list((pytester.path / "store").rglob("*.ledger.json"))
+    (seed_one,) = list((pytester.path / "claims-evidence").rglob("*.ledger.json"))
     copied = seed_one.read_text()
     spent_run(pytester, "--claims-seed", "2")
-    (seed_two,) = [p for p in (pytester.path / "store").rglob("*.ledger.json") if p != seed_one]
+    (seed_two,) = [p for p in (pytester.path / "claims-evidence").rglob("*.ledger.json") if p != seed_one]
     seed_two.write_text(copied)  # seed 1's chain, copied where seed 2's lies
     record = spent_run(pytester, "--claims-seed", "2", "--claims-continue")
     assert "not this chain's" in record["reason"] + json.dumps(record), record
@@ -171,7 +174,7 @@ def test_a_fifo_at_a_ledgers_path_is_a_note_and_a_fresh_ledger_not_a_hang(pytest
     monkeypatch.setenv("PYTHONPATH", SOURCE)
     spent_trial(pytester)
     spent_run(pytester)
-    (ledger,) = list((pytester.path / "store").rglob("*.ledger.json"))
+    (ledger,) = list((pytester.path / "claims-evidence").rglob("*.ledger.json"))
     ledger.unlink()
     os.mkfifo(ledger)
     result = pytester.runpytest_subprocess("-m", "smoke", "-p", "no:randomly", "-p", "no:cacheprovider", timeout=60)
@@ -263,8 +266,10 @@ def _levels_cases():
         "rate, held_confidence 1": lambda: decide_rate(5, 10, 0.3, alpha=0.01, held_confidence=1.0, **rate),
         "two proportions, false_alarm 0": lambda: decide_two_proportions(5, 10, 1, 10, alpha=0.0, what="p"),
         "two proportions, held 0": lambda: decide_two_proportions(5, 10, 1, 10, alpha=0.01, held_alpha=0.0, what="p"),
-        "safe t, false_alarm 0": lambda: decide_safe_t(2.0, 10, delta=0.5, alpha=0.0, what="t"),
-        "safe t, held 0": lambda: decide_safe_t(2.0, 10, delta=0.5, alpha=0.01, held_alpha=0.0, what="t"),
+        "safe t, false_alarm 0": lambda: decide_safe_t(2.0, 10, delta=0.5, alpha=0.0, what="t", assume="normal"),
+        "safe t, held 0": lambda: decide_safe_t(
+            2.0, 10, delta=0.5, alpha=0.01, held_alpha=0.0, what="t", assume="normal"
+        ),
     }
 
 
@@ -280,7 +285,7 @@ def test_a_safe_t_effect_too_large_for_the_e_value_is_refused_naming_delta(delta
     from pytest_claims.anytime_t import safe_t_log_evalue
 
     with pytest.raises(ValueError, match="delta must be a positive"):
-        decide_safe_t(2.0, 10, delta=delta, alpha=0.01, what="t")
+        decide_safe_t(2.0, 10, delta=delta, alpha=0.01, what="t", assume="normal")
     with pytest.raises(ValueError, match="delta must be a positive"):
         safe_t_log_evalue(2.0, 10, delta)
 
@@ -314,7 +319,7 @@ def test_numpy_integer_counts_are_kept_in_the_ledger_as_numbers(pytester):
     pytester.makepyfile(test_drug=NUMPY_RATE)
     record = spent_run(pytester)
     assert record["outcome"] == "held", record["reason"]
-    (ledger,) = list((pytester.path / "store").rglob("*.ledger.json"))
+    (ledger,) = list((pytester.path / "claims-evidence").rglob("*.ledger.json"))
     assert json.loads(ledger.read_text())["batches"][0]["successes"] == 95
 
 
@@ -583,8 +588,8 @@ from pytest_claims import decide_test, registered_false_alarm
 @pytest.mark.smoke
 @pytest.mark.claim("drug/better", statement="cures")
 def test_cures(claims_batch):
-    decide_test(1e-9, 0.9, alpha=registered_false_alarm(), what="cures", batch=claims_batch)
-    decide_test(1e-9, 0.9, alpha=registered_false_alarm(), what="also", batch=claims_batch)
+    decide_test(1e-9, 0.9, alpha=registered_false_alarm(), what="cures", batch=claims_batch, round_data="batch")
+    decide_test(1e-9, 0.9, alpha=registered_false_alarm(), what="also", batch=claims_batch, round_data="batch")
 """
 
 

@@ -240,7 +240,7 @@ def test_a_directory_without_write_permission_is_found_read_only(tmp_path):
 def test_a_store_path_that_is_a_file_is_one_line(tmp_path):
     path = tmp_path / "store"
     path.write_text("")
-    with pytest.raises(StoreUnusable, match=f"{path} is not a directory.*--store-dir"):
+    with pytest.raises(StoreUnusable, match=f"{path} is not a directory.*--claims-store-dir"):
         ResultStore(path)
 
 

@@ -1,18 +1,21 @@
-"""The continuation ledger of an anytime statement: its batches, kept in the result store and checked when read.
+"""The continuation ledger of an anytime statement: its batches, kept in the evidence directory, checked when read.
 
 An anytime-valid decision (a rate's, pytest_claims.anytime_rate; two proportions' or a safe t-test's,
 pytest_claims.anytime_batches) may be looked at again after more data: its e-process stays valid at every look along
 one chain of looks, each holding all the data of the one before. The ledger is that chain: one entry per batch, in
 the order drawn (its random stream's id, the run that drew it, its own data, and what the chain derives after it:
 running totals, log e-values; pytest_claims.chain_kinds), with the statement's parameters it was started under. It
-is kept per (master seed, test) in a JSON file beside the store's entries, named by `ResultStore.key_of` (the
-store's key format is untouched), written atomically, and checked field by field when read: the data of the kind
-its parameters name (counts whole, successes <= trials), everything derived recomputed from the data, stream ids
-unique.
+is kept per (master seed, test) in a JSON file in the run's evidence directory (`claims_evidence_dir`, default
+`claims-evidence/` in the rootdir: evidence, so never in pytest's cache, which `--cache-clear` empties; a folder a
+project can commit), named by `ResultStore.key_of` (the store's key format is untouched), written atomically, and
+checked field by field when read: the data of the kind its parameters name (counts whole, successes <= trials),
+everything derived recomputed from the data, stream ids unique.
 A file that fails is a note and a fresh ledger, never a verdict; the failed file is moved aside (renamed, kept
-whole), never overwritten. Nothing is read or written without a store directory or under a mutant (its batch is
-decided alone), and nothing is written in a read-only store. Reading, deciding and writing hold the ledger's file
-lock, so that two runs continuing one chain at once cannot lose a batch: the second one reads the first one's.
+whole), never overwritten. Nothing is read or written without a store directory (--claims-no-store) or under a
+mutant (its batch is decided alone). A ledger left where earlier versions kept it (beside the store's entries) is
+never read or moved silently: the statement's evidence names it and the command that moves it. Reading, deciding
+and writing hold the ledger's file lock, so that two runs continuing one chain at once cannot lose a batch: the
+second one reads the first one's.
 
 Which batch a test draws (`next_batch`, the `claims_batch` fixture): 0 for a new ledger; under --claims-continue,
 the next one of an inconclusive ledger; otherwise the ledger's last batch again, a replay that must reproduce its
@@ -55,13 +58,29 @@ def stream_id(seed: int | None, test: str, batch: int) -> str:
 
 
 def ledger_path(store: ResultStore, seed: int | None, item: pytest.Item) -> Path | None:
-    """Where the ledger of the statement test `item` under master seed `seed` lies; None without a store directory,
-    under a mutant, or for a test that is no statement (a harness test of a decision: each call is decided alone,
-    and nothing it decides is continued)."""
-    if store.root is None or store.namespace or item.get_closest_marker("claim") is None:
+    """Where the ledger of the statement test `item` under master seed `seed` lies, in the store's evidence directory;
+    None without a store directory or an evidence directory, under a mutant, or for a test that is no statement (a
+    harness test of a decision: each call is decided alone, and nothing it decides is continued)."""
+    if store.root is None or store.evidence_root is None or store.namespace or item.get_closest_marker("claim") is None:
         return None
     digest = store.key_of(LEDGER_NAME, {"seed": seed, "test": item.nodeid}, namespace="")
-    return store.root / digest[:2] / f"{digest}.ledger.json"
+    return store.evidence_root / "ledgers" / digest[:2] / f"{digest}.ledger.json"
+
+
+def earlier_ledger_note(store: ResultStore, seed: int | None, item: pytest.Item, path: Path | None) -> str:
+    """Where a ledger of this test is left at the place earlier versions kept it (beside the store's entries, in
+    pytest's cache) and none is in the evidence directory: one note naming both and the move, "" otherwise. Nothing
+    is read from there or moved: a chain is continued only from the evidence directory."""
+    if path is None or store.root is None or path.exists():
+        return ""
+    digest = store.key_of(LEDGER_NAME, {"seed": seed, "test": item.nodeid}, namespace="")
+    earlier = store.root / digest[:2] / f"{digest}.ledger.json"
+    if not earlier.is_file():
+        return ""
+    return (
+        f"a ledger of this test is at its earlier place {earlier}, not in the evidence directory: it is neither read "
+        f"nor moved; to continue that chain, `mkdir -p {path.parent} && mv {earlier} {path}` and rerun"
+    )
 
 
 def check_ledger(raw: Any, seed: Any = None, test: str | None = None) -> dict[str, Any]:
@@ -139,7 +158,7 @@ def read_ledger(path: Path | None, seed: Any = None, test: str | None = None) ->
 def ledger_locked(store: ResultStore | None, path: Path | None) -> Iterator[str]:
     """Hold the ledger's lock (beside it, `<ledger>.lock`) while reading, deciding and writing it; yields "" once
     held (or where nothing is kept: no path, a read-only store), else why not, and then nothing may be written."""
-    if path is None or store is None or store.read_only:
+    if path is None or store is None:
         yield ""
         return
     lock = FileLock(f"{path}.lock")
@@ -175,8 +194,6 @@ def write_ledger(store: ResultStore, path: Path | None, ledger: dict[str, Any]) 
     """Keep `ledger` at `path` (atomically): "" once kept, else why not (the decision stands all the same)."""
     if path is None:
         return ""
-    if store.read_only:
-        return f"the store is read-only: ledger {path} not updated (this batch is decided but not kept)"
     try:
         atomic_write(path, json.dumps(ledger, indent=1).encode("utf-8"))
     except OSError as error:
@@ -194,7 +211,8 @@ def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) 
     with ledger_locked(session.store if session is not None else None, path) as lock_problem:
         ledger, note = read_ledger(path, seed, test.item.nodeid if test is not None else None)
         batches, added = _extended(ledger, path, data, batch, parameters, seed, test)
-        notes = [note, lock_problem]
+        earlier = earlier_ledger_note(session.store, seed, test.item, path) if session and test else ""
+        notes = [note, lock_problem, earlier]
         if added and not lock_problem and path is not None:
             moved, may_write = set_aside(path) if note else ("", True)
             ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}

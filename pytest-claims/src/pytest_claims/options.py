@@ -52,6 +52,17 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
         dict(default=None, metavar="DIR", help="result store directory (overrides the ini key claims_store_dir)"),
     ),
     (
+        "--claims-evidence-dir",
+        "",
+        "claims_evidence_dir",
+        dict(
+            default=None,
+            metavar="DIR",
+            help="evidence directory for the anytime ledgers (overrides the ini key claims_evidence_dir; default "
+            "claims-evidence in the rootdir, never pytest's cache)",
+        ),
+    ),
+    (
         "--claims-no-store",
         "--no-store",
         "claims_no_store",
@@ -108,7 +119,11 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
 ]
 
 # What a user who gives an option without an ini file was told to write (the long names).
-PATH_OPTIONS = [("--claims-previous-verdicts", "claims_previous"), ("--claims-store-dir", "claims_store_dir")]
+PATH_OPTIONS = [
+    ("--claims-previous-verdicts", "claims_previous"),
+    ("--claims-store-dir", "claims_store_dir"),
+    ("--claims-evidence-dir", "claims_evidence_dir"),
+]
 
 
 SHORT_INI = "claims_short_options"

@@ -84,6 +84,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default=""
     )
     parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
+    parser.addini(
+        "claims_evidence_dir",
+        "evidence directory for the anytime ledgers, relative to the rootdir (default claims-evidence, never the "
+        "pytest cache)",
+        default="",
+    )
     parser.addini("claims_title", "title of the verdict report", default="Claim verification suite")
     parser.addini(
         "claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3"
@@ -101,13 +107,24 @@ def _store_for(config: pytest.Config) -> ResultStore:
     if config.getoption("claims_no_store"):
         return ResultStore(None)
     chosen = config.getoption("claims_store_dir") or config.getini("claims_store_dir")
-    shown = _live_line(config)
+    shown, evidence = _live_line(config), evidence_directory(config)
     if chosen:
-        return ResultStore((Path(config.invocation_params.dir) / chosen).resolve(), on_wait=shown)
-    cache = getattr(config, "cache", None)
-    if cache is not None:
-        return ResultStore(Path(cache.mkdir("claims-store")), on_wait=shown)
-    return ResultStore(Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store", on_wait=shown)
+        root = (Path(config.invocation_params.dir) / chosen).resolve()
+    elif getattr(config, "cache", None) is not None:
+        root = Path(config.cache.mkdir("claims-store"))
+    else:
+        root = Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store"
+    return ResultStore(root, on_wait=shown, evidence_root=evidence)
+
+
+def evidence_directory(config: pytest.Config) -> Path:
+    """The run's evidence directory (--claims-evidence-dir or the ini key claims_evidence_dir, relative to the
+    rootdir; default claims-evidence): the anytime ledgers, which a cache reset must not erase."""
+    chosen = config.getoption("claims_evidence_dir") or config.getini("claims_evidence_dir") or EVIDENCE_DIR
+    return (Path(config.rootpath) / chosen).resolve()
+
+
+EVIDENCE_DIR = "claims-evidence"
 
 
 def _live_line(config: pytest.Config) -> Any:

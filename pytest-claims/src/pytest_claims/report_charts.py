@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pytest_claims.outcomes import Expected
 from pytest_claims.report_style import esc
 from pytest_claims.shown_numbers import significant
 
@@ -39,7 +40,7 @@ def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 
     x = lambda i: left + (right - left) * (i / max(1, len(points) - 1))  # noqa: E731 (a scale)
     y = lambda v: bottom - (bottom - top) * (v - low) / span  # noqa: E731 (a scale)
     parts = [f'<svg class="chain" width="{width}" height="{height}" role="img" aria-label="chain of {esc(what)}">']
-    for level, colour, name in ((held, "#1a7f37", "holds"), (refute, "#cf222e", "refuted")):
+    for level, colour, name in ((held, "#1a7f37", Expected.HOLDS), (refute, "#cf222e", Expected.REFUTED)):
         if level is not None:
             parts.append(
                 f'<line x1="{left}" x2="{right}" y1="{y(level):.1f}" y2="{y(level):.1f}" stroke="{colour}" '

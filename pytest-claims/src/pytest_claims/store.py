@@ -218,8 +218,12 @@ class ResultStore:
         lock_stale_seconds: float = LOCK_STALE_SECONDS,
         lock_notice_seconds: float = LOCK_NOTICE_SECONDS,
         on_wait: Callable[[str], None] | None = None,
+        evidence_root: Path | None = None,
     ) -> None:
         self.root = root  # None: memory only (--no-store)
+        # Where evidence that must outlive a cache reset is kept (the anytime ledgers: pytest_claims.ledger), from
+        # claims_evidence_dir; None: no ledger is kept.
+        self.evidence_root = evidence_root if root is not None else None
         self.read_only = root is not None and not _writable_directory(root)
         self.checkpoint_every = checkpoint_every
         self.max_entry_bytes = max_entry_bytes

@@ -85,6 +85,22 @@ def store_section(writer: Any, payload: dict[str, Any], store_mode: str) -> None
         writer.write_line(f"result store: {note}")
 
 
+def evidence_section(writer: Any, payload: dict[str, Any], evidence_root: Any) -> None:
+    """Where the run's anytime ledgers are (evidence: a cache reset does not touch them), when a statement kept one."""
+    ledgers = sum(
+        1
+        for claim in payload["claims"]
+        for statement in claim["statements"]
+        for value in (statement.get("evidence") or {}).values()
+        if isinstance(value, dict) and isinstance(value.get("anytime"), dict)
+    )
+    if ledgers and evidence_root is not None:
+        writer.write_line(
+            f"anytime ledgers: {evidence_root} ({counted(ledgers, 'statement')} this run; evidence, not cache: "
+            "commit it, or keep it with the project's data)"
+        )
+
+
 def report_section(writer: Any, state: State) -> None:
     config = state.config
     if getattr(config.option, "htmlpath", None):
@@ -150,4 +166,5 @@ class Terminal:
         verdicts_section(terminalreporter, payload)
         false_alarm_section(terminalreporter, payload)
         store_section(terminalreporter, payload, self.state.store.mode)
+        evidence_section(terminalreporter, payload, self.state.store.evidence_root)
         report_section(terminalreporter, self.state)
