@@ -40,11 +40,12 @@ def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 
     x = lambda i: left + (right - left) * (i / max(1, len(points) - 1))  # noqa: E731 (a scale)
     y = lambda v: bottom - (bottom - top) * (v - low) / span  # noqa: E731 (a scale)
     parts = [f'<svg class="chain" width="{width}" height="{height}" role="img" aria-label="chain of {esc(what)}">']
-    for level, colour, name in ((held, "#1a7f37", Expected.HOLDS), (refute, "#cf222e", Expected.REFUTED)):
+    # the refuting line's label below its line, so that two levels that coincide do not print over each other
+    for level, colour, name, dy in ((held, "#1a7f37", Expected.HOLDS, -3), (refute, "#cf222e", Expected.REFUTED, 11)):
         if level is not None:
             parts.append(
                 f'<line x1="{left}" x2="{right}" y1="{y(level):.1f}" y2="{y(level):.1f}" stroke="{colour}" '
-                f'stroke-dasharray="4 3"/><text x="{left + 2}" y="{y(level) - 3:.1f}" font-size="10" '
+                f'stroke-dasharray="4 3"/><text x="{left + 2}" y="{y(level) + dy:.1f}" font-size="10" '
                 f'fill="{colour}">{name} at ln E = {level:.3g}</text>'
             )
     for side, colour in ((0, "#0969da"), (1, "#bf3989")):
