@@ -120,18 +120,7 @@ def trials_to_decide(
             return bound >= threshold if statement_side else bound > threshold
         return bound <= threshold if statement_side else bound < threshold
 
-    low = max(1, trials)
-    if decides(low):
-        return low
-    high = low
-    while not decides(high):
-        if high >= most:
-            return None
-        low, high = high + 1, min(2 * high, most)
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if decides(middle) else (middle + 1, high)
-    return low
+    return _least_size(decides, max(1, trials), most)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -231,14 +220,21 @@ def trials_for_chance(
         left = inconclusive_chance(n, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
         return left is not None and 1.0 - left >= chance
 
-    low, high = start, start
-    while not enough(high):
+    return _least_size(enough, start, most)
+
+
+def _least_size(ok, start: int, most: int) -> int | None:
+    """The least size n >= start at which `ok(n)` holds, by doubling from `start` (None past `most`) and then
+    bisection: the sample-size search of trials_to_decide and trials_for_chance (for a discrete test `ok` is nearly
+    but not exactly monotone in n, so the answer is a size at which it holds, the least up to a tooth)."""
+    low = high = start
+    while not ok(high):
         if high >= most:
             return None
         low, high = high + 1, min(2 * high, most)
     while low < high:
         middle = (low + high) // 2
-        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+        low, high = (low, middle) if ok(middle) else (middle + 1, high)
     return low
 
 
