@@ -451,8 +451,8 @@ def _continued(pytestconfig, evidence, statement: str) -> None:
     folder = pytestconfig.stash.get(fx.EVIDENCE_KEY, None)
     if folder is None:
         pytest.skip(
-            "decided only from the committed continuation units (evidence/l6-continuation), read by the run that "
-            "decides L6 at the paper's scale: --l6-evidence=evidence/l6-paper"
+            "needs the paper's scale: the committed continuation units (evidence/l6-continuation), read only by the "
+            "run that decides L6 at the paper's scale (--l6-evidence=evidence/l6-paper)"
         )
     from fixtures import l6_continuation
 
