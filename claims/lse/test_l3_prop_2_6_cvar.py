@@ -33,7 +33,7 @@ from pytest_claims import (
 )
 from claims.ids import L3
 from claims.lse.common import DEVICE_TIERS, MAIN_TIERS, TIERS, binary_entropy, rate_in_rho, slope_fit, sweep_plan
-from fixtures.safe_kl import ROUNDING, band_position, device_sweep, instances
+from workloads.safe_kl import ROUNDING, band_position, device_sweep, instances
 from kernels import safe_kl as sk
 from kernels.seeding import keyed_rng
 

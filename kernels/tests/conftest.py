@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.options import WithoutMasterSeed
-from fixtures.uot_dro import cpu_threads
+from suite_plugin.options import WithoutMasterSeed
+from workloads.uot_dro import cpu_threads
 
 
 @pytest.fixture
 def one_torch_thread():
-    """One torch thread, as the statement runs use (see fixtures/uot_dro.py: on a shared 2-core machine two
+    """One torch thread, as the statement runs use (see workloads/uot_dro.py: on a shared 2-core machine two
     threads made the UOT-DRO reference tests 10-30 times slower)."""
     with cpu_threads("cpu"):
         yield
@@ -18,6 +18,6 @@ def one_torch_thread():
 
 @pytest.fixture(scope="session")
 def options(options):
-    """The suite's options without the master seed (fixtures.options.WithoutMasterSeed): CI reruns only claims/
+    """The suite's options without the master seed (suite_plugin.options.WithoutMasterSeed): CI reruns only claims/
     under fresh master seeds, so these tests must not read it."""
     return WithoutMasterSeed(options)

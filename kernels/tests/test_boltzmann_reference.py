@@ -8,7 +8,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from fixtures.boltzmann import CLUSTER_MEANS, GIBBS_MEANS, GIBBS_VARIANCES, PI, UNEQUAL_VARIANCES
+from workloads.boltzmann import CLUSTER_MEANS, GIBBS_MEANS, GIBBS_VARIANCES, PI, UNEQUAL_VARIANCES
 from kernels import boltzmann as bm
 from kernels.backend import to_backend, to_numpy
 from kernels.seeding import keyed_rng

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fixtures.options import gpu_device
+from suite_plugin.options import gpu_device
 from kernels import eot
 from kernels.seeding import keyed_rng
 

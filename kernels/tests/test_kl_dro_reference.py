@@ -14,9 +14,9 @@ import pytest
 import torch
 from scipy.special import logsumexp
 
-from fixtures.data import dataset_or_skip
-from fixtures.kl_dro import compare_with_torch_optim
-from fixtures.options import gpu_device
+from workloads.data import dataset_or_skip
+from workloads.kl_dro import compare_with_torch_optim
+from suite_plugin.options import gpu_device
 from kernels import kl_dro
 from kernels.datasets.california import load_california
 from kernels.seeding import keyed_rng
