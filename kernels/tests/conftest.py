@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from kernels.backend import torch_cpu_single_thread
 from suite_plugin.options import WithoutMasterSeed
-from workloads.uot_dro import cpu_threads
 
 
 @pytest.fixture
 def one_torch_thread():
-    """One torch thread, as the statement runs use (see workloads/uot_dro.py: on a shared 2-core machine two
-    threads made the UOT-DRO reference tests 10-30 times slower)."""
-    with cpu_threads("cpu"):
+    """One torch thread, as the statement runs use by default (workloads.uot_dro.cpu_threads: on a shared 2-core
+    machine two threads made the UOT-DRO reference tests 10-30 times slower)."""
+    with torch_cpu_single_thread():
         yield
 
 
