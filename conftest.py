@@ -1,9 +1,9 @@
-"""Thin: loads the project's fixture modules (the verdict plugin, pytest_claims, loads by its entry point)."""
+"""Thin: loads the suite's own plugin, suite_plugin/ (the verdict plugin, pytest_claims, loads by its entry point)."""
 
 pytest_plugins = [
-    "fixtures.options",
-    "fixtures.uot_dro",
-    "fixtures.schedule",
-    "fixtures.serial_threads",
+    "suite_plugin.options",
+    "suite_plugin.l6_options",
+    "suite_plugin.schedule",
+    "suite_plugin.serial_threads",
     "pytester",
 ]

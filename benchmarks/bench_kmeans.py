@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from fixtures.kmeans import FULL  # noqa: E402
+from workloads.kmeans import FULL  # noqa: E402
 from kernels import kmeans as km  # noqa: E402
 
 SEED = 29589

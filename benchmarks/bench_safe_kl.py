@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402
 
-from fixtures.safe_kl import random_instances  # noqa: E402
+from workloads.safe_kl import random_instances  # noqa: E402
 from kernels import safe_kl as sk  # noqa: E402
 
 

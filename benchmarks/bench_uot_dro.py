@@ -144,7 +144,7 @@ def main() -> None:
     parser.add_argument("--loop-steps", type=int, default=2, help="loop steps (of every run) per round")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; each route's fastest counts")
     parser.add_argument(
-        "--threads", type=int, default=1, help="torch intra-op threads on CPU (default 1; see fixtures/uot_dro.py)"
+        "--threads", type=int, default=1, help="torch intra-op threads on CPU (default 1; see workloads/uot_dro.py)"
     )
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = parser.parse_args()

@@ -44,7 +44,7 @@ def child(args: argparse.Namespace) -> None:
     """One unit slice in this process: load the data, wait for the go file, train, print the times."""
     import torch
 
-    from fixtures import uot_dro as fx
+    from workloads import uot_dro as fx
     from kernels import uot_dro
     from kernels.datasets import mnist
 

@@ -1,6 +1,6 @@
 """Each claim's id, by its key (K1, L5, B3, ...): read from the registry, the one place an id is declared. The
-statement tests and the fixtures that key their results by a claim take the id from here, never as a literal
-(test_suite_facts.py checks that no other module of the suite writes one; fixtures/uot_dro.py's L6 is the one
+statement tests and the workloads that key their results by a claim take the id from here, never as a literal
+(test_suite_facts.py checks that no other module of the suite writes one; workloads/uot_dro.py's L6 is the one
 exception: its value keys L6's committed paper-scale units, so it stays as written and is checked equal)."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import roots_hermite
 
 from kernels.backend import namespace, to_numpy, torch_cpu_single_thread
-from kernels.seeding import key_seed, keyed_rng
+from kernels.seeding import key_seed, fixed_rng
 
 
 def component_energies(v: Any, means: Any, variances: Any, weights: Any, *, log_det: bool = True) -> Any:
@@ -151,7 +151,7 @@ def sample_mixture(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A labelled mixture sample: counts ~ Multinomial(points, pi) from the stream `key|counts`, labels
     sorted by cluster, then v | h = e_k ~ N(mu_k, Sigma_k) from the stream `key|visible`."""
-    counts = keyed_rng(key + "|counts").multinomial(points, weights)
+    counts = fixed_rng(key + "|counts").multinomial(points, weights)
     labels = np.repeat(np.arange(len(weights)), counts)
     draws = KeyedNormalUniform(key + "|visible", dtype=dtype)
     v = sample_visible(labels, means.astype(dtype), variances.astype(dtype), draws)

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kernels.backend import namespace, to_numpy, torch_cpu_single_thread
-from kernels.seeding import key_seed, keyed_rng
+from kernels.seeding import key_seed, fixed_rng
 
 ROUTES = ("explicit", "gram")
 STARTS = ("partition", "voronoi")
@@ -102,19 +102,19 @@ def sample_gram_wishart(
     labels = true_partition(k, n)
     m = k + n
     cell = f"kmeans/wishart|{master_seed}|{k}|{n}|{dimension}|{sigma2:.17g}"
-    normals = keyed_rng(cell + "|normal")
+    normals = fixed_rng(cell + "|normal")
     if dimension >= m:
         factor = normals.standard_normal((trials, m, m))
         factor = np.tril(factor, -1)
         dof = dimension - np.arange(m, dtype=np.float64)
-        chi2 = keyed_rng(cell + "|chi2").chisquare(np.broadcast_to(dof, (trials, m)))
+        chi2 = fixed_rng(cell + "|chi2").chisquare(np.broadcast_to(dof, (trials, m)))
         idx = np.arange(m)
         factor[:, idx, idx] = np.sqrt(chi2)
     else:
         factor = normals.standard_normal((trials, m, dimension))
     mixed = np.sqrt(tau2) * factor[:, labels, :] + np.sqrt(sigma2) * factor[:, k:, :]
     gram = mixed @ np.swapaxes(mixed, 1, 2)
-    initial = keyed_rng(cell + "|start").permuted(np.broadcast_to(labels, (trials, n)), axis=1)
+    initial = fixed_rng(cell + "|start").permuted(np.broadcast_to(labels, (trials, n)), axis=1)
     return gram, np.broadcast_to(labels, (trials, n)).copy(), initial
 
 

@@ -4,9 +4,9 @@
 # data (seconds: a stale unit stops CI here, naming the module that changed and the command that recomputes), and the
 # run that decides from them reads every unit there and computes none (the statements that need a unit not yet
 # committed are skipped, naming it).
-.venv/bin/python -m fixtures.l6_evidence check
+.venv/bin/python -m tools.l6_evidence check
 # The continuation's units (evidence/l6-continuation, registered before they existed): each a unit of this code
-.venv/bin/python -m fixtures.l6_continuation check
+.venv/bin/python -m tools.l6_continuation check
 .venv/bin/pytest -q -p no:randomly -m gpu --l6-evidence=evidence/l6-paper -o claims_report_dir="$work/l6-paper" \
   --html="$work/l6-paper/verdict.html" claims/lse/test_l6_uot_dro_mnist.py > "$work/l6-paper.log" 2>&1 \
   || { tail -30 "$work/l6-paper.log"; echo "deciding L6 from the committed evidence failed"; exit 1; }

@@ -22,41 +22,7 @@ grep -E "^\+ .*pip install|^torch " "$work/rehearsal.log"
 .venv/bin/pytest -q -rA -p no:randomly --no-store -o claims_report_dir="$work/decisions" -m smoke \
   claims/lse/test_uot_dro_decisions.py > "$work/decisions.log" 2>&1 || { tail -30 "$work/decisions.log"; echo "paper-scale decision tests failed"; exit 1; }
 grep "^PASSED" "$work/decisions.log"
-.venv/bin/python - "$work/rehearsal.xml" reports/gpu-rehearsal/verdicts.json "${CLAIMS_DATA_DIR:-}" <<'PY'
-import collections, json, sys, xml.etree.ElementTree as ET
-cases, payload, have_data = ET.parse(sys.argv[1]).getroot().iter("testcase"), json.load(open(sys.argv[2])), bool(sys.argv[3])
-ends, bodies, unexpected = collections.Counter(), collections.defaultdict(set), []
-for case in cases:
-    test = f"{case.get('classname')}::{case.get('name')}"
-    function = test.split("[")[0]
-    failed, skipped = case.find("failure") is not None or case.find("error") is not None, case.find("skipped")
-    message = "" if skipped is None else (skipped.get("message") or "")
-    if failed:
-        unexpected.append(f"{test}: failed")
-        continue
-    end = ("passed" if skipped is None else "held at a slice (rehearsal)" if message.startswith("gpu-tier rehearsal:")
-           else "skipped for scale" if message.startswith("needs the paper's scale")
-           else "outside the slice" if message.startswith("not in this slice") else None)
-    if end is None and not (not have_data and "data" in message):
-        unexpected.append(f"{test}: skipped: {message}")
-    ends[end] += 1
-    bodies[function].add(end)
-ran = {f for f, e in bodies.items() if e & {"passed", "held at a slice (rehearsal)", "skipped for scale"}}
-print(f"gpu-tier rehearsal on CPU: {sum(ends.values())} tests of {len(bodies)} functions; " + ", ".join(f"{n} {e}" for e, n in ends.items())
-      + f"; {len(ran)}/{len(bodies)} functions reached an assertion or their skip for scale")
-assert not unexpected, unexpected
-assert ran == set(bodies), sorted(set(bodies) - ran)
-decided = [(c["key"], s["statement"], s["outcome"]) for c in payload["claims"] for s in c["statements"]
-           if s["tier"] == "gpu" and s["outcome"] != "skipped"]
-assert not decided, f"a rehearsal decided gpu-tier statements: {decided}"
-(l6,) = [c for c in payload["claims"] if c["key"] == "L6"]
-paper = ("proposed-never-overflows", "baseline-overflows-at-1e-3", "baseline-requires-1e-5", "proposed-lower-objective",
-         "erm-accuracy-falls-late")
-outcomes = {s["statement"]: s["outcome"] for s in l6["statements"] if s["tier"] == "gpu"}
-if have_data:
-    assert all(outcomes.get(name) == "skipped" for name in paper), outcomes
-    assert l6["verdict"] == "not run", l6["verdict"]
-PY
+.venv/bin/python .ci/rehearsal_ends.py "$work/rehearsal.xml" reports/gpu-rehearsal/verdicts.json "${CLAIMS_DATA_DIR:-}"
 # A node whose python3 is itself a venv, as the lent H200's image has it (/opt/torch/.venv): the night's venv,
 # made over it with --system-site-packages, must still import that venv's torch (it failed the first CUDA night).
 PYTHON=.venv/bin/python GPU_NIGHTLY_VENV="$work/venv-over-venv" .ci/gpu-nightly rehearsal --collect-only -q \

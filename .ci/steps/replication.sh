@@ -4,7 +4,7 @@ needs fresh
 # Replication: the same claim verdicts and statement outcomes under 8 further master seeds and under
 # another CPU dispatch (the seeds and the dispatch must not matter); the seeds merged as a replication set.
 # Under the seeds only claims/ runs, what a master seed can change: the kernels' and harness reference tests
-# cannot read it (their `options` has no seed; fixtures/tests/test_replication_scope.py checks the other ways
+# cannot read it (their `options` has no seed; suite_plugin/tests/test_replication_scope.py checks the other ways
 # in). The other dispatch can change any number, so it runs everything.
 # The nine runs are serial (one BLAS and torch thread each), two at a time on the two cores, the longest first:
 # no worker waits on another's last file, as one -n 2 run after another did (measured: 2 seeds in 102 s, against

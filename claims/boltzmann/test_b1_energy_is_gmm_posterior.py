@@ -8,7 +8,7 @@ import pytest
 from pytest_claims import statement_allclose, statement_ge
 from claims.ids import B1
 from claims.boltzmann.common import TIERS
-from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, UNEQUAL_VARIANCES, clustering_data
+from workloads.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, UNEQUAL_VARIANCES, clustering_data
 from kernels import boltzmann as bm
 from kernels.backend import to_backend, to_numpy
 

@@ -15,7 +15,7 @@ from scipy import stats
 from pytest_claims import registered_false_alarm, statement_allclose, statement_ge
 from claims.ids import B3
 from claims.boltzmann.common import TIERS
-from fixtures.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, clustering_data
+from workloads.boltzmann import CLUSTER_MEANS, CLUSTER_VARIANCES, PI, clustering_data
 from kernels import boltzmann as bm
 
 

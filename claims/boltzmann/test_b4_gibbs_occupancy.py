@@ -16,7 +16,7 @@ from scipy import stats
 from pytest_claims import registered_false_alarm, statement_allclose, statement_ge, statement_in_interval
 from claims.ids import B4
 from claims.boltzmann.common import TIERS
-from fixtures.boltzmann import (
+from workloads.boltzmann import (
     GIBBS_MEANS,
     GIBBS_VARIANCES,
     PI,
@@ -26,7 +26,7 @@ from fixtures.boltzmann import (
     sampler_cut_point_check,
     transition,
 )
-from fixtures.options import scale_and_device
+from suite_plugin.options import scale_and_device
 from kernels import boltzmann as bm
 
 

@@ -15,7 +15,7 @@ from pytest_claims import statement_holds
 from claims.ids import K1
 from claims.kmeans.common import rate, sigma2_rows
 from claims.tiers import tier_parts, tiers
-from fixtures.kmeans import FULL, SMOKE, cell, grid_for, row_cells
+from workloads.kmeans import FULL, SMOKE, cell, grid_for, row_cells
 from kernels import kmeans as km
 
 

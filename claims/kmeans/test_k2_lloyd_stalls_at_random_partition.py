@@ -14,7 +14,7 @@ from pytest_claims import decide_test, registered_false_alarm, statement_holds
 from claims.ids import K2
 from claims.kmeans.common import decide_stall_rate, grid_figure, rate, sigma2_rows, trend_test
 from claims.tiers import tier_parts
-from fixtures.kmeans import FULL, SMOKE, cell, grid_for, largest_d_cell, row_cells
+from workloads.kmeans import FULL, SMOKE, cell, grid_for, largest_d_cell, row_cells
 
 TREND_P = 1e-3
 DROP_ALPHA = 0.01

@@ -16,7 +16,7 @@ from pytest_claims import decide_test, registered_false_alarm, statement_ge, sta
 from claims.ids import K3
 from claims.kmeans.common import decide_mean_nmi, decide_stall_rate, nmi_summary, rate, sigma2_rows, sign_test
 from claims.tiers import tier_parts
-from fixtures.kmeans import (
+from workloads.kmeans import (
     FULL,
     SMOKE,
     assert_wishart_law,
@@ -26,8 +26,8 @@ from fixtures.kmeans import (
     largest_d_cell,
     row_cells,
 )
-from fixtures.kmeans import cell as grid_cell
-from fixtures.options import scale_and_device
+from workloads.kmeans import cell as grid_cell
+from suite_plugin.options import scale_and_device
 
 SIGN_P = 1e-6
 

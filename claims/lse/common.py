@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from claims.tiers import tiers
-from fixtures.options import gpu_device, gpu_size
+from suite_plugin.options import gpu_device, gpu_size
 from kernels import safe_kl as sk
 
 
-# The analytic statements run at smoke and full (fixtures.safe_kl.SIZES), the main inequalities a
+# The analytic statements run at smoke and full (workloads.safe_kl.SIZES), the main inequalities a
 # second time at full with 100k instances.
 TIERS = tiers("smoke", "full")
 MAIN_TIERS = tiers("smoke", "full", full="full-100k")

@@ -1,4 +1,4 @@
-"""L5's statement decisions as pure functions of its runs (fixtures.kl_dro's grid and released records, the dicts
+"""L5's statement decisions as pure functions of its runs (workloads.kl_dro's grid and released records, the dicts
 kernels.kl_dro.sgd_runs returns) and of the numbers they are decided against: each returns a Finding (its headline,
 its evidence and the decision to make), so the statement tests only wire runs to a finding and its evidence, and the
 decisions are tested directly on constructed records (test_kl_dro_analysis.py).
@@ -16,11 +16,11 @@ import numpy as np
 from pytest_claims import statement_holds, statement_le
 
 from claims.findings import Finding
-from fixtures import kl_dro as fx
+from workloads import kl_dro as fx
 from kernels import kl_dro
 
 PRINTED_ETA = 1e-4  # the claim's stepsize for the proposed method, at every batch size
-# The conventions that could decide "stable" (fixtures.kl_dro: precisions are runs, loss scalings configurations
+# The conventions that could decide "stable" (workloads.kl_dro: precisions are runs, loss scalings configurations
 # within them, stability rules readings of the same runs), in the order the evidence lists them.
 CONVENTIONS = [(precision, rule, scale) for precision in fx.PRECISIONS for rule in fx.RULES for scale in fx.LOSS_SCALES]
 FACTORS = {"precision": 0, "stability rule": 1, "loss scaling": 2}  # a convention's factors, by place
@@ -60,7 +60,7 @@ def released_configurations(
     runs: dict[tuple[int, str], dict], seeds: int, *, released: dict, edge: float, logbook: dict
 ) -> Finding:
     """released-configurations: `runs[(batch, precision)]` the released configurations of a batch size
-    (fixtures.kl_dro.released_configs: each pair of `released[batch]` at 1x and `edge` x eta, every loss scaling)
+    (workloads.kl_dro.released_configs: each pair of `released[batch]` at 1x and `edge` x eta, every loss scaling)
     on `seeds` seeds, in every precision. Holds when every released configuration converges on every seed as
     released, and no proposed one does at `edge` x its eta; the evidence says which conventions make the
     `logbook` table's labels of these cells."""
@@ -303,7 +303,7 @@ def baseline_largest_stable_eta(grids: dict[int, dict], *, required: float, logb
 
 def update_equations(compared: dict[tuple[int, int], dict], configs: list, streams: int, rtol: float) -> Finding:
     """update-equations: `compared[(batch, steps)]` the batched program against torch.optim.SGD step by step
-    (fixtures.kl_dro.compare_with_torch_optim) on `configs`. Holds when every relative difference, per case and
+    (workloads.kl_dro.compare_with_torch_optim) on `configs`. Holds when every relative difference, per case and
     part (baseline theta, proposed theta, proposed alpha), is at most `rtol`. The comparison means something only
     where the runs moved: theta everywhere, alpha in the proposed runs (a run that barely moved stops the
     statement: the evidence is broken, not the claim refuted)."""

@@ -1,11 +1,11 @@
-"""L5's figures, drawn from the tier's grid per batch size (fixtures.kl_dro.grid's records): the stability table
+"""L5's figures, drawn from the tier's grid per batch size (workloads.kl_dro.grid's records): the stability table
 and the objective curves of the printed pair."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from fixtures import kl_dro as fx
+from workloads import kl_dro as fx
 from kernels import kl_dro
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from claims.lse import kl_dro_analysis as analysis
-from fixtures import kl_dro as fx
+from workloads import kl_dro as fx
 from kernels import kl_dro
 from pytest_claims import ClaimRefuted
 

@@ -20,7 +20,7 @@ from threadpoolctl import threadpool_limits
 from pytest_claims import statement_allclose, statement_holds, statement_le
 from claims.ids import L1
 from claims.lse.common import DEVICE_TIERS, MAIN_TIERS, RATE_UNIT, TIERS, rate_in_rho, sweep_plan
-from fixtures.safe_kl import ROUNDING, device_sweep, instances, values
+from workloads.safe_kl import ROUNDING, device_sweep, instances, values
 from kernels import safe_kl as sk
 
 

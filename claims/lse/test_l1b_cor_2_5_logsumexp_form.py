@@ -32,7 +32,7 @@ from scipy.optimize import minimize
 from pytest_claims import statement_allclose, statement_holds, statement_in_interval, statement_le
 from claims.ids import L1b
 from claims.lse.common import TIERS, h_counting
-from fixtures.safe_kl import ROUNDING, adversarial_instances, instances, values
+from workloads.safe_kl import ROUNDING, adversarial_instances, instances, values
 from kernels import safe_kl as sk
 
 

@@ -21,7 +21,7 @@ from pytest_claims import statement_allclose, statement_ge, statement_le
 from claims.ids import L2
 from claims.lse.common import TIERS
 from kernels import safe_kl as sk
-from kernels.seeding import keyed_rng
+from kernels.seeding import seeded_rng
 
 RHOS = np.geomspace(1e-3, 0.99, 10)
 CHORDS = {"smoke": 20_000, "full": 200_000}  # per rho and modulus (the logbook: 200000)
@@ -81,7 +81,7 @@ def test_strong_convexity_chord_inequality(options, evidence, tier):
     centred = {"4 rho": 0, "4.05 rho": 0}
     failing_rhos = 0
     for rho in RHOS:
-        rng = keyed_rng(f"{options.seed}|lse/chords|{tier}|{rho:.17g}")
+        rng = seeded_rng(options.seed, f"lse/chords|{tier}|{rho:.17g}")
         row = {
             name: _chord_violations(rho, factor * rho, rng, CHORDS[tier])
             for name, factor in (("rho", 1.0), ("4 rho", 4.0), ("4.05 rho", 4.05))
@@ -166,7 +166,7 @@ def test_conjugate_gradient_lipschitz(options, evidence, tier):
     failing_rhos = 0
     derivative, difference = [], []
     for rho in RHOS:
-        rng = keyed_rng(f"{options.seed}|lse/lipschitz|{tier}|{rho:.17g}")
+        rng = seeded_rng(options.seed, f"lse/lipschitz|{tier}|{rho:.17g}")
         centre, pairs = -np.log(rho), CHORDS[tier]
         s1 = rng.uniform(centre - 20, centre + 20, pairs)
         s2 = s1 + rng.normal(0, 1, pairs) * np.geomspace(1e-4, 10, pairs)

@@ -33,9 +33,9 @@ from pytest_claims import (
 )
 from claims.ids import L3
 from claims.lse.common import DEVICE_TIERS, MAIN_TIERS, TIERS, binary_entropy, rate_in_rho, slope_fit, sweep_plan
-from fixtures.safe_kl import ROUNDING, band_position, device_sweep, instances
+from workloads.safe_kl import ROUNDING, band_position, device_sweep, instances
 from kernels import safe_kl as sk
-from kernels.seeding import keyed_rng
+from kernels.seeding import seeded_rng
 
 
 def _band_figure(position):
@@ -90,9 +90,10 @@ def test_cvar_band_on_device(options, evidence, tier):
     statement_le(found["band_above"], 0, what="instances above the band")
 
 
-def _constant_phi_needed(value: float, atoms: int, rho: float, lam: float) -> float:
-    """(middle - CVaR) / (lambda/rho) for phi constant on `atoms` atoms (Dirichlet weights, keyed)."""
-    weights = keyed_rng(f"lse/cvar-extremal|{atoms}").gamma(1.0, size=atoms)
+def _constant_phi_needed(seed: int, value: float, atoms: int, rho: float, lam: float) -> float:
+    """(middle - CVaR) / (lambda/rho) for phi constant on `atoms` atoms (Dirichlet weights drawn under the master
+    seed: at constant phi the weights must not matter, so each replication seed tries other ones)."""
+    weights = seeded_rng(seed, f"lse/cvar-extremal|{atoms}").gamma(1.0, size=atoms)
     phi, mu, r = np.full((1, atoms), value), (weights / weights.sum())[None], np.array([rho])
     middle = lam * sk.f_rho_value(phi / lam, mu, r)[0] - lam * (math.log(rho) - 1.0)
     return float((middle - sk.cvar_variational(phi, mu, r)[0]) / (lam / rho))
@@ -118,8 +119,8 @@ def test_band_constant_tightness(options, evidence, tier):
         ROUNDING * (np.maximum(1.0, np.abs(cvar)) + np.abs(middle)) / width
     )  # the band's rounding, in units of lambda/rho
     above_bound = int(np.sum(needed - entropy > rounding))
-    extremal = np.array([_constant_phi_needed(*case) for case in EXTREMAL])
-    equality = np.array([_constant_phi_needed(*case) for case in EQUALITY])
+    extremal = np.array([_constant_phi_needed(options.seed, *case) for case in EXTREMAL])
+    equality = np.array([_constant_phi_needed(options.seed, *case) for case in EQUALITY])
     sharp = math.log(2.0)
     fails_below_sharp = bool(np.all(extremal > sharp - 1e-9))  # c = ln 2 - 1e-9 is not enough there
     grid = np.linspace(1e-6, 1 - 1e-6, 200_001)

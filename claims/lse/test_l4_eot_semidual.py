@@ -32,7 +32,7 @@ from pytest_claims import (
 from claims.ids import L4
 from claims.lse.common import TIERS
 from claims.tiers import tiers
-from fixtures.eot import (
+from workloads.eot import (
     ALPHA_VARIANT,
     BASELINES,
     DIVERGENT,
@@ -78,7 +78,7 @@ def test_sgd_run(options, config, dtype):
 
 def check_update_equations(options, configs) -> None:
     """The kernel's first PIN_ITERATIONS coefficients beta_i and its shift alpha equal the hand
-    computation (fixtures.eot.hand_computed_steps) for every configuration given, on the run's backend."""
+    computation (workloads.eot.hand_computed_steps) for every configuration given, on the run's backend."""
     seeds = [options.seed * 1000 + s for s in range(PIN_SEEDS)]
     pinned = update_equations(configs, seeds, PIN_ITERATIONS, backend=options.backend, device=options.device)
     statement_allclose(

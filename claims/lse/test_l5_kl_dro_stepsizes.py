@@ -26,7 +26,7 @@ from claims.ids import L5
 from claims.lse import kl_dro_analysis as analysis
 from claims.lse import kl_dro_figures as figures
 from claims.tiers import tiers
-from fixtures import kl_dro as fx
+from workloads import kl_dro as fx
 from kernels import kl_dro
 from pytest_claims import statement_allclose
 

@@ -2,7 +2,7 @@
 (Equation 22) converges faster than the baseline (Equation 21) using eta=10^-4 versus the baseline's
 required eta=10^-5 (Figure 4, Section 3.3)."
 
-Every tier trains its runs through the result store (fixtures/uot_dro.py): smoke on CPU in seconds (2 seeds x
+Every tier trains its runs through the result store (workloads/uot_dro.py): smoke on CPU in seconds (2 seeds x
 30 steps, with the stress stepsizes 1e-1 and 3e-2), full on CPU at reduced scale, gpu at the paper's scale as the
 authors' released code runs it (seeds 0-9, 1e5 batch-1 SGD steps, proposed 1e-4, baseline 1e-5, ERM 1e-3, plus
 the baseline at 1e-4 and 1e-3 for the overflow statements): one batched program on CUDA, or 50 CPU units
@@ -25,13 +25,13 @@ from claims.lse import uot_dro_decisions as decisions
 from claims.lse import uot_dro_figures as figures
 from claims.lse.uot_dro_decisions import BASELINE, ERM, PAPER_DRO, PROPOSED
 from claims.tiers import tiers
-from fixtures import uot_dro as fx
-from fixtures.options import OPTIONS_KEY
+from workloads import uot_dro as fx
+from suite_plugin.options import OPTIONS_KEY
 from kernels import safe_kl, uot_dro
 from pytest_claims import current_store, registered_false_alarm, statement_ge, statement_holds, statement_le
 
 L6 = fx.L6
-GPU_TIER_DEVICE_OPTION = "--l6-device"  # the gpu tier runs on CPU when it says so (fixtures/options.py)
+GPU_TIER_DEVICE_OPTION = "--l6-device"  # the gpu tier runs on CPU when it says so (suite_plugin/options.py)
 ALL_TIERS = tiers("smoke", "full", "gpu")
 FULL_AND_GPU = tiers("full", "gpu")
 U32 = 2.0**-24  # float32 unit roundoff
@@ -75,7 +75,7 @@ def _paper_units(pytestconfig, run: dict, evidence, tier: str) -> None:
     folder = pytestconfig.stash.get(fx.EVIDENCE_KEY, None)
     if tier != "gpu" or folder is None:
         return
-    from fixtures import l6_evidence
+    from tools import l6_evidence
 
     units = {}
     for i, (method, lr, seed) in enumerate(run["runs"]):
@@ -444,7 +444,7 @@ def test_erm_accuracy_falls_late(pytestconfig, options, evidence):
 
 # ---------------------------------------------------------------------------------------------
 # The continued statements (registered 2026-12-05, before their units): decided from their chains over the units
-# committed in evidence/l6-continuation (fixtures.l6_continuation), read and never computed, beside --l6-evidence
+# committed in evidence/l6-continuation (tools.l6_continuation), read and never computed, beside --l6-evidence
 
 
 def _continued(pytestconfig, evidence, statement: str) -> None:
@@ -454,7 +454,7 @@ def _continued(pytestconfig, evidence, statement: str) -> None:
             "needs the paper's scale: the committed continuation units (evidence/l6-continuation), read only by the "
             "run that decides L6 at the paper's scale (--l6-evidence=evidence/l6-paper)"
         )
-    from fixtures import l6_continuation
+    from tools import l6_continuation
 
     store = folder.parent / "l6-continuation" / "store"
     chain = l6_continuation.chains(store)[statement]
@@ -470,7 +470,7 @@ def _continued(pytestconfig, evidence, statement: str) -> None:
 def _erm_horizons(folder, store):
     """ERM's accuracy curves: the continuation's 1e6-step units beside the first 50's 1e5-step ones (read, never
     computed)."""
-    from fixtures import l6_continuation, l6_evidence
+    from tools import l6_continuation, l6_evidence
 
     def curve(value):
         return np.asarray(value["curve_steps"], float), np.asarray(value["test_accuracy"][0], float)

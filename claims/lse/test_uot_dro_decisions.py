@@ -11,7 +11,7 @@ import pytest
 
 from claims.lse import uot_dro_decisions as decisions
 from claims.lse.uot_dro_decisions import BASELINE, ERM, PROPOSED
-from fixtures import uot_dro as fx
+from workloads import uot_dro as fx
 from pytest_claims import ClaimRefuted, StatementInconclusive
 
 # The gpu tier's level per statement (its registered 4.2e-4 over 6 statements, rounded down), as

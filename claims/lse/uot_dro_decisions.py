@@ -1,4 +1,4 @@
-"""L6's statement decisions as pure functions of a run record (fixtures.uot_dro.tier_run's dict) and their levels:
+"""L6's statement decisions as pure functions of a run record (workloads.uot_dro.tier_run's dict) and their levels:
 each returns a Finding (claims.findings: headline, evidence, and the decision to make), so the statement tests only
 wire a run to a finding and its evidence, and the decisions are tested directly on constructed records
 (test_uot_dro_decisions.py) at whatever level is given.
@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from claims.findings import Finding
-from fixtures import uot_dro as fx
+from workloads import uot_dro as fx
 from kernels.stats import mean_lower_bound, sign_test_greater
 from pytest_claims import (
     decide_test,
@@ -433,9 +433,9 @@ def accuracy_fall(run: dict, seeds: int, level: float) -> Finding:
 
 
 def continued(chain) -> Finding:
-    """A continued statement's finding from its registered chain (fixtures.l6_chains.Chain): held at the first
+    """A continued statement's finding from its registered chain (tools.l6_chains.Chain): held at the first
     crossing for, refuted at the first crossing against, inconclusive while it runs or at its cap."""
-    from fixtures import l6_chains
+    from tools import l6_chains
 
     seeds = chain.seeds
     headline = {

@@ -1,4 +1,4 @@
-"""L6's figures, drawn from a run record (fixtures.uot_dro.tier_run's dict): the overflow-step distribution per
+"""L6's figures, drawn from a run record (workloads.uot_dro.tier_run's dict): the overflow-step distribution per
 setting, a curve per setting over the checkpoints, and the clean and noisy accuracy curves."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from fixtures import uot_dro as fx
+from workloads import uot_dro as fx
 
 
 def _plt():
@@ -92,7 +92,7 @@ def accuracy_figure(run: dict, tier: str, settings):
 
 
 def chain_figure(chain):
-    """A continued statement's chain (fixtures.l6_chains.Chain): ln E for and against after each look, against the
+    """A continued statement's chain (tools.l6_chains.Chain): ln E for and against after each look, against the
     registered thresholds (a crossing decides)."""
     plt = _plt()
     hold, refute = chain.needs

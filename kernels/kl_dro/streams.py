@@ -9,11 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from kernels.kl_dro.problem import EPOCHS
-from kernels.seeding import keyed_rng
+from kernels.seeding import fixed_rng
 
 
 class KeyedStreams:
-    """One stream per key: epoch e's permutation comes from keyed_rng(f"{key}|epoch={e}")."""
+    """One stream per key: epoch e's permutation comes from fixed_rng(f"{key}|epoch={e}")."""
 
     def __init__(self, keys: Sequence[str]) -> None:
         self.keys = list(keys)
@@ -22,7 +22,7 @@ class KeyedStreams:
         return len(self.keys)
 
     def permutations(self, epoch: int, n: int) -> np.ndarray:
-        return np.stack([keyed_rng(f"{k}|epoch={epoch}").permutation(n) for k in self.keys])
+        return np.stack([fixed_rng(f"{k}|epoch={epoch}").permutation(n) for k in self.keys])
 
 
 class ReleasedStreams:

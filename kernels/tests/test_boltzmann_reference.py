@@ -8,15 +8,15 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from fixtures.boltzmann import CLUSTER_MEANS, GIBBS_MEANS, GIBBS_VARIANCES, PI, UNEQUAL_VARIANCES
+from workloads.boltzmann import CLUSTER_MEANS, GIBBS_MEANS, GIBBS_VARIANCES, PI, UNEQUAL_VARIANCES
 from kernels import boltzmann as bm
 from kernels.backend import to_backend, to_numpy
-from kernels.seeding import keyed_rng
+from kernels.seeding import fixed_rng
 
 
 @pytest.mark.smoke
 def test_component_densities_match_scipy():
-    v = keyed_rng("ref|densities").normal(size=(500, 2)) * 3
+    v = fixed_rng("ref|densities").normal(size=(500, 2)) * 3
     ours = bm.component_densities(v, CLUSTER_MEANS, UNEQUAL_VARIANCES)
     for k in range(3):
         reference = stats.multivariate_normal(CLUSTER_MEANS[k], np.diag(UNEQUAL_VARIANCES[k])).pdf(v)
@@ -25,7 +25,7 @@ def test_component_densities_match_scipy():
 
 @pytest.mark.smoke
 def test_numpy_and_torch_agree_on_deterministic_quantities():
-    v = keyed_rng("ref|torch").normal(size=(2000, 2)) * 3
+    v = fixed_rng("ref|torch").normal(size=(2000, 2)) * 3
     args = (CLUSTER_MEANS, UNEQUAL_VARIANCES, PI)
     torch_args = [to_backend(x, "torch") for x in (v, *args)]
     for fn in (bm.component_energies, bm.cluster_logits, bm.responsibilities):
@@ -48,7 +48,7 @@ def test_categorical_sampler_frequencies(backend):
 @pytest.mark.smoke
 def test_transition_matrix_matches_monte_carlo():
     transition = bm.transition_matrix(GIBBS_MEANS, GIBBS_VARIANCES, PI)
-    rng = keyed_rng("ref|transition")
+    rng = fixed_rng("ref|transition")
     n = 400_000
     for k in range(3):
         v = GIBBS_MEANS[k] + np.sqrt(GIBBS_VARIANCES[k]) * rng.standard_normal((n, 2))

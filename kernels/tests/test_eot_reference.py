@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fixtures.options import gpu_device
+from suite_plugin.options import gpu_device
 from kernels import eot
-from kernels.seeding import keyed_rng
+from kernels.seeding import fixed_rng
 
 
 @pytest.mark.smoke
@@ -43,7 +43,7 @@ def test_sinkhorn_reference_matches_pot():
 
 @pytest.mark.smoke
 def test_samplers_follow_their_densities():
-    rng = keyed_rng("eot/sampler-reference")
+    rng = fixed_rng("eot/sampler-reference")
     for sample, density in ((eot.sample_mu, eot.density_mu), (eot.sample_nu, eot.density_nu)):
         draws = sample(rng, (20_000,))
         grid = np.linspace(draws.min() - 1, draws.max() + 1, 20_001)

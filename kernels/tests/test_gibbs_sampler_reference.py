@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from fixtures.boltzmann import (
+from workloads.boltzmann import (
     CLUSTER_MEANS,
     GIBBS_MEANS,
     GIBBS_VARIANCES,

@@ -14,12 +14,12 @@ import pytest
 import torch
 from scipy.special import logsumexp
 
-from fixtures.data import dataset_or_skip
-from fixtures.kl_dro import compare_with_torch_optim
-from fixtures.options import gpu_device
+from workloads.data import dataset_or_skip
+from workloads.kl_dro import compare_with_torch_optim
+from suite_plugin.options import gpu_device
 from kernels import kl_dro
 from kernels.datasets.california import load_california
-from kernels.seeding import keyed_rng
+from kernels.seeding import fixed_rng
 
 LOGBOOK_L0 = 44.0181  # the logbook's L(theta_0), printed to 4 decimals
 
@@ -62,7 +62,7 @@ def test_halved_loss_matches_torch_optim_per_run(problem):
 
 @pytest.mark.smoke
 def test_objective_matches_scipy_logsumexp(problem):
-    rng = keyed_rng("kl-dro-reference|objective")
+    rng = fixed_rng("kl-dro-reference|objective")
     # near theta_0, and far out where exp(l_i) overflows float64 (l_i up to ~1e6)
     thetas = np.concatenate(
         [problem.theta0 + 0.1 * rng.standard_normal((4, 9)), problem.theta0 + 30.0 * rng.standard_normal((4, 9))]
@@ -86,7 +86,7 @@ def test_objective_does_not_depend_on_the_rest_of_its_batch(problem, backend, dt
     """A run's L is a function of its theta alone, bit for bit: the same theta alone, in a batch of
     37, at each place of a batch of 8, and among repeats. Through a matmul a float32 value moved by
     1.5e-5 with the row (44.0180626 vs 44.0180779 at theta_0), enough to flip L_final <= L_0."""
-    rng = keyed_rng("kl-dro-reference|batch-invariance")
+    rng = fixed_rng("kl-dro-reference|batch-invariance")
     thetas = (problem.theta0 + 0.1 * rng.standard_normal((37, 9))).astype(dtype)
     thetas[5] = problem.theta0
     X, y = problem.X.astype(dtype), problem.y.astype(dtype)

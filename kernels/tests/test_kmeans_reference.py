@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 
-from fixtures.options import gpu_device, gpu_size
+from suite_plugin.options import gpu_device, gpu_size
 from kernels import kmeans as km
 from kernels.backend import to_backend, to_numpy
 

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from fixtures.data import dataset_or_skip
+from workloads.data import dataset_or_skip
 from kernels.datasets import DataCorrupt, DataUnavailable, mnist
 
 

@@ -10,8 +10,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from fixtures.options import gpu_device
-from fixtures.safe_kl import random_instances
+from suite_plugin.options import gpu_device
+from workloads.safe_kl import random_instances
 from kernels import safe_kl as sk
 
 DIGITS = 50
@@ -108,7 +108,7 @@ def test_cuda_solver_agrees_with_numpy(options):
 def test_device_instances_are_valid_and_keyed():
     """The device sweep's generator (torch, CPU here): probability weights with zero-weight padding,
     finite phi, rho and lambda in range, every family present; the same key gives the same instances."""
-    from fixtures.safe_kl import device_instances
+    from workloads.safe_kl import device_instances
 
     phi, mu, rho, lam = device_instances(5, "reference", 10, 300, "cpu", max_atoms=16)
     again = device_instances(5, "reference", 10, 300, "cpu", max_atoms=16)

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from kernels import kmeans as km
-from kernels.seeding import key_seed, keyed_rng
+from kernels.seeding import fixed_rng, key_seed, seeded_rng
 
 ALPHA = 1e-3
 SEED = 29589
@@ -30,8 +30,23 @@ def test_key_seed_is_blake2b_little_endian_and_distinct():
     assert len(seeds) == 20_000
 
 
+@pytest.mark.smoke
+def test_seeded_rng_is_the_fixed_stream_of_the_seed_and_key():
+    """seeded_rng(seed, key) is fixed_rng(f"{seed}|{key}") (the convention the master-seeded draws followed before it
+    had a name, so their streams did not change), another stream under another seed, and refuses a seed that is not
+    a non-negative integer in one line."""
+    drawn = seeded_rng(SEED, "lse/chords|smoke").random(8)
+    assert np.array_equal(drawn, fixed_rng(f"{SEED}|lse/chords|smoke").random(8))
+    assert not np.array_equal(drawn, seeded_rng(SEED + 1, "lse/chords|smoke").random(8))
+    assert not np.array_equal(drawn, fixed_rng("lse/chords|smoke").random(8))
+    assert np.array_equal(seeded_rng(np.int64(SEED), "k").random(4), seeded_rng(SEED, "k").random(4))
+    for bad in (-1, 1.5, "29589", True, None):
+        with pytest.raises(ValueError, match="master seed must be a non-negative integer"):
+            seeded_rng(bad, "k")
+
+
 def _streams(keys: list[str], size: int) -> np.ndarray:
-    return np.stack([keyed_rng(k).standard_normal(size) for k in keys])
+    return np.stack([fixed_rng(k).standard_normal(size) for k in keys])
 
 
 def _pairwise_correlation_z(streams: np.ndarray) -> np.ndarray:
@@ -64,7 +79,7 @@ def test_streams_of_different_keys_are_uncorrelated():
 def test_first_draws_across_keys_are_independent_uniforms():
     # The first uniform of each of 5000 trial keys: uniform (Kolmogorov-Smirnov), and consecutive
     # keys' first draws uncorrelated (serial correlation), each at ALPHA / 2.
-    first = np.array([keyed_rng(km.trial_key(SEED, 2, 40, 200, 1.0, t)).random() for t in range(5000)])
+    first = np.array([fixed_rng(km.trial_key(SEED, 2, 40, 200, 1.0, t)).random() for t in range(5000)])
     assert stats.kstest(first, "uniform").pvalue > ALPHA / 2
     z = np.sqrt(first.size - 1) * np.corrcoef(first[:-1], first[1:])[0, 1]
     assert abs(z) < stats.norm.isf(ALPHA / 4)
@@ -100,6 +115,6 @@ def test_wishart_trials_are_independent():
 @pytest.mark.smoke
 def test_reference_tests_cannot_read_the_master_seed(options):
     # CI reruns only claims/ under fresh master seeds: a reference test that read it would go unreplicated
-    # (kernels/tests/conftest.py; fixtures/tests/test_replication_scope.py checks the other ways in).
+    # (kernels/tests/conftest.py; suite_plugin/tests/test_replication_scope.py checks the other ways in).
     with pytest.raises(RuntimeError, match="must not depend on the master seed"):
         options.seed  # noqa: B018

@@ -1,0 +1,1 @@
+"""Tests of the suite's tools (tools/), against constructed evidence folders and unit values."""
