@@ -260,3 +260,16 @@ def test_the_registered_method_is_checked(pytester, decision, outcome):
     else:
         assert record["outcome"] != "held"
         result.stdout.fnmatch_lines(["*registered decision is 'anytime'*decide it with decide_mean*"])
+
+
+def test_the_e_values_for_a_family_are_the_bounds_capitals():
+    """mean_log_evalues reaches ln(1/alpha) exactly where the lower bound at alpha clears the threshold (to the
+    bisection's 2^-50), and its against side where the upper bound lies below it."""
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        scores = rng.beta(0.5, 0.5, 60).tolist()
+        threshold = float(rng.uniform(0.3, 0.7))
+        log_for, log_against = mf.mean_log_evalues(scores, threshold, bounds=(0, 1), alpha=0.05)
+        b = mean_bounds(scores, bounds=(0, 1), alpha_lower=0.05)
+        assert (log_for >= math.log(20)) == (b.lower >= threshold - 2.0**-50)
+        assert (log_against >= math.log(20)) == (b.upper <= threshold + 2.0**-50)

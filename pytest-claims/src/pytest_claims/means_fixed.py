@@ -130,8 +130,9 @@ def scaled_rse_bounds(
 
 @dataclass(frozen=True)
 class MeanBounds:
-    """One-sided confidence bounds for the mean of n observations in [lo, hi]: P(lower > mean) <= alpha_lower and
-    P(upper < mean) <= alpha_upper, for any law inside the bounds (independent observations, in the order drawn)."""
+    """One-sided confidence bounds for the mean of `n` observations in [`lo`, `hi`]: P(`lower` > mean) <=
+    `alpha_lower` and P(`upper` < mean) <= `alpha_upper`, for any law inside the bounds (independent observations,
+    in the order drawn); `method` names the bound."""
 
     lower: float
     upper: float
@@ -145,8 +146,9 @@ class MeanBounds:
 
 @dataclass(frozen=True)
 class FixedMeanDecision:
-    """A fixed-sample decision of 'mean >= threshold' (or '<='): the decision word (outcomes.py), the bounds it was
-    decided by (the statement's side at held_alpha, the other at alpha), and the sample size."""
+    """A fixed-sample decision of `statement`, 'mean >= threshold' (or '<='): the `decision` word (outcomes.py), the
+    `threshold`, the bounds `lower` and `upper` it was decided by (the statement's side at `held_alpha`, the other at
+    `refute_alpha`), the sample size `n`, and the `assumption` its validity rests on."""
 
     decision: str
     statement: str
@@ -161,8 +163,9 @@ class FixedMeanDecision:
 
 @dataclass(frozen=True)
 class RelativeErrorDecision:
-    """A fixed-sample decision of 'RSE <= r', RSE = sigma / (sqrt(n) |mean|): the decision word, the RSE's bounds (the
-    upper at held_alpha decides held, the lower at alpha refuted), the point estimate, n and the observations used."""
+    """A fixed-sample decision of `statement`, 'RSE <= r', RSE = sigma / (sqrt(n) |mean|): the `decision` word, `r`,
+    the RSE's bounds `lower` (at `refute_alpha`, which refutes) and `upper` (at `held_alpha`, which holds), the plug-in
+    `estimate` sd / (sqrt(n) |mean|), `n`, the number of `observations` used, and the `assumption`."""
 
     decision: str
     statement: str
@@ -224,6 +227,27 @@ def mean_bounds(
     low, high = scaled_bounds(columns, alpha_lower, alpha_upper)
     lower, upper = max(lo, lo + (hi - lo) * low), min(hi, lo + (hi - lo) * high)
     return MeanBounds(lower, upper, len(found), lo, hi, float(alpha_lower), float(alpha_upper))
+
+
+def mean_log_evalues(
+    values: Iterable[float], threshold: float, *, bounds: tuple[float, float], alpha: float
+) -> tuple[float, float]:
+    """(ln E_for, ln E_against) of 'mean >= threshold' from one sample, `values` in the order drawn, each in `bounds`
+    = (lo, hi), the threshold strictly inside: the fixed-n betting capitals against 'mean <= threshold' (E_for) and
+    against 'mean >= threshold' (E_against), their stakes tuned to `alpha`. Each is an e-value under its null for any
+    law inside the bounds (mean <= 1), so min(1, 1 / E) is a valid p-value: the statistics `decide_family` takes,
+    as e-values ("e-merging") or as p-values ("holm"). Returns the pair of natural logs."""
+    found, lo, hi = _checked("mean_log_evalues", values, bounds, 1)
+    check_level("alpha", alpha)
+    if alpha == 0:
+        raise ValueError("mean_log_evalues: alpha must be > 0 (it sizes the stakes)")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not lo < threshold < hi:
+        raise ValueError(
+            f"mean_log_evalues: the threshold must lie strictly inside ({lo:g}, {hi:g}), got {threshold!r}"
+        )
+    columns = [(x - lo) / (hi - lo) for x in found]
+    m = (threshold - lo) / (hi - lo)
+    return log_capital(columns, m, alpha), log_capital([1.0 - y for y in columns], 1.0 - m, alpha)
 
 
 def decide_mean_fixed(
