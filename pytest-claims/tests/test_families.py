@@ -257,13 +257,22 @@ def test_c():
 """
 
 
+FAMILY_LINE = "toy/family: family 'settings' by holm at family-wise 0.05: a held, b held, c inconclusive"
+
+
 def test_a_family_decided_end_to_end_by_holm(pytester):
     """Holm at 0.05 holds a (0.001 < 0.05/3) and b (0.02 < 0.05/2), which Bonferroni (0.05/3) would not; c stays
-    inconclusive; each member's evidence shows the whole family. A call that names another alpha is refused."""
-    pytester.makefile(".ini", pytest=INI.replace("claims_tiers = smoke full", "claims_tiers = smoke"))
+    inconclusive; each member's evidence shows the whole family, and the terminal one line for it; its alpha counts
+    in the false-alarm budget (past the default 0.001 the run stops, naming it). Another alpha in a call is refused."""
+    ini = INI.replace("claims_tiers = smoke full", "claims_tiers = smoke")
+    pytester.makefile(".ini", pytest=ini)
     pytester.makefile(".toml", registry=_registry(FAMILY))
     pytester.makepyfile(test_family=TESTS.replace("{alpha}", "None"))
-    pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines(["*sum past the budget 0.001*toy/family:family settings (a, b, c) 0.05*"])
+    pytester.makefile(".ini", pytest=ini + "claims_false_alarm_budget = 0.05\n")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*families (one false-alarm budget each)*", FAMILY_LINE])
     statements = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]["statements"]
     outcomes = {s["statement"]: s["outcome"] for s in statements}
     assert outcomes == {"a": HELD, "b": HELD, "c": INCONCLUSIVE}

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_claims import context
 from pytest_claims.binomial import check_level, not_a_number
@@ -227,3 +228,20 @@ def _end(decided: FamilyDecision, what: str, member: str | None) -> None:
         context.refute(f"{head}: {subject} refuted; members {shown}")
     if INCONCLUSIVE in words:
         statement_inconclusive(f"{head}: {subject} not decided; members {shown}")
+
+
+def family_lines(payload: dict[str, Any]) -> list[str]:
+    """The terminal's lines for the families decided in a run (a verdicts.json payload): one per family, its
+    method, family-wise alpha and each member's adjusted decision, read from the members' evidence (the record
+    decide_family wrote). Returns the lines ([] when no family was decided)."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for claim in payload.get("claims", []):
+        for statement in claim.get("statements", []):
+            for found in (statement.get("evidence") or {}).values():
+                if isinstance(found, dict) and "family" in found and isinstance(found.get("members"), dict):
+                    seen.setdefault((claim.get("id", "?"), str(found["family"])), found)
+    return [
+        f"{cid}: family {name!r} by {found.get('method')} at family-wise {significant(found.get('alpha', 0))}: "
+        + ", ".join(f"{member} {m.get('decision')}" for member, m in found["members"].items())
+        for (cid, name), found in seen.items()
+    ]

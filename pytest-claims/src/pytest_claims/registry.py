@@ -270,8 +270,9 @@ def check_against_project(registry: "Registry", root: Path, min_mutants: int) ->
 
 
 def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
-    """Per tier: every statement's registered false-alarm probability and their sum (a union bound on the
-    chance that a run of the tier ends against the registry although every statement is true)."""
+    """Per tier: every statement's registered false-alarm probability, every family's alpha (in the tiers where a
+    member is decisive; pytest_claims.families), and their sum (a union bound on the chance that a run of the tier
+    ends against the registry although every statement is true)."""
     out: dict[str, dict[str, Any]] = {}
     for tier in registry.tiers:
         rows = [
@@ -285,6 +286,18 @@ def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
             for c in registry.claims.values()
             for s in c.statements.values()
             if tier in s.false_alarm
+        ]
+        rows += [
+            {
+                "claim": c.id,
+                "key": c.key,
+                "statement": f"family {f.name} ({', '.join(f.statements)})",
+                "probability": f.alpha,
+                "basis": f"family-wise, by {f.method}",
+            }
+            for c in registry.claims.values()
+            for f in c.families.values()
+            if any(tier in c.statements[m].decisive_tiers for m in f.statements)
         ]
         out[tier] = {"sum": math.fsum(r["probability"] for r in rows), "statements": rows}
     return out
