@@ -281,3 +281,17 @@ def test_a_family_decided_end_to_end_by_holm(pytester):
     pytester.makepyfile(test_family=TESTS.replace("{alpha}", "0.1"))
     result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*alpha=0.1 differs from family 'settings'*registered alpha 0.05*"])
+
+
+def test_the_terminal_line_says_when_members_decided_from_different_statistics():
+    from pytest_claims.families import family_lines
+
+    def member(name: str, p_b: float) -> dict:
+        found = {"family": "f", "method": "holm", "alpha": 0.05, "members": {"a": {"decision": HELD}}}
+        found["members"]["b"] = {"decision": HELD if p_b < 0.025 else INCONCLUSIVE}
+        return {"statement": name, "evidence": {"f": found}}
+
+    same = {"claims": [{"id": "c", "statements": [member("a", 0.01), member("b", 0.01)]}]}
+    assert family_lines(same) == ["c: family 'f' by holm at family-wise 0.05: a held, b held"]
+    differ = {"claims": [{"id": "c", "statements": [member("a", 0.01), member("b", 0.03)]}]}
+    assert "passed different statistics" in family_lines(differ)[0]

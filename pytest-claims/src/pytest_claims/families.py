@@ -233,15 +233,23 @@ def _end(decided: FamilyDecision, what: str, member: str | None) -> None:
 def family_lines(payload: dict[str, Any]) -> list[str]:
     """The terminal's lines for the families decided in a run (a verdicts.json payload): one per family, its
     method, family-wise alpha and each member's adjusted decision, read from the members' evidence (the record
-    decide_family wrote). Returns the lines ([] when no family was decided)."""
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    decide_family wrote); a family whose members' tests recorded different statistics says so (each test decided
+    another family: not one decision). Returns the lines ([] when no family was decided)."""
+    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for claim in payload.get("claims", []):
         for statement in claim.get("statements", []):
             for found in (statement.get("evidence") or {}).values():
                 if isinstance(found, dict) and "family" in found and isinstance(found.get("members"), dict):
-                    seen.setdefault((claim.get("id", "?"), str(found["family"])), found)
-    return [
-        f"{cid}: family {name!r} by {found.get('method')} at family-wise {significant(found.get('alpha', 0))}: "
-        + ", ".join(f"{member} {m.get('decision')}" for member, m in found["members"].items())
-        for (cid, name), found in seen.items()
-    ]
+                    seen.setdefault((claim.get("id", "?"), str(found["family"])), []).append(found)
+    lines = []
+    for (cid, name), records in seen.items():
+        found = records[0]
+        members = ", ".join(f"{member} {m.get('decision')}" for member, m in found["members"].items())
+        line = f"{cid}: family {name!r} by {found.get('method')} at family-wise {significant(found.get('alpha', 0))}"
+        if any(r.get("members") != found["members"] for r in records):
+            line += (
+                ": its members' tests passed different statistics, so each decided another family (compute them "
+                "once, for every member)"
+            )
+        lines.append(f"{line}: {members}")
+    return lines
