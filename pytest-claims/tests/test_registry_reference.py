@@ -1,4 +1,4 @@
-"""docs/reference/registry.md against the registry's one definition (registry.Statement and registry.Claim): each
+"""docs/reference/registry.md against the registry's one definition (registry.Claim, Statement and Family): each
 field the code knows has a row, with its TOML type and whether it is required, and no row names a field the code
 does not know; the claim's `expected` lists the verdicts a registry may expect."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_claims.registry import CLAIM_EXPECTED, Claim, Statement, required_fields, toml_types
+from pytest_claims.registry import CLAIM_EXPECTED, Claim, Family, Statement, required_fields, toml_types
 
 PAGE = Path(__file__).parent.parent / "docs" / "reference" / "registry.md"
 # How the page names a TOML type, read as the types the registry's check accepts.
@@ -18,6 +18,7 @@ TYPE_WORDS = {
     "boolean": (bool,),
     "array of strings": (list,),
     "table": (dict,),
+    "number": (int, float),
     "number, or table": (int, float, dict),
     "string, or table": (str, dict),
 }
@@ -40,9 +41,15 @@ def disagreements(text: str) -> list[str]:
     """One line per difference between the page's tables and the dataclasses."""
     out = []
     sections = tables(text)
-    for heading, cls in (("`[[claim]]`", Claim), ("`[[claim.statement]]` (inside a claim)", Statement)):
+    for heading, cls in (
+        ("`[[claim]]`", Claim),
+        ("`[[claim.statement]]` (inside a claim)", Statement),
+        ("`[[claim.family]]` (inside a claim)", Family),
+    ):
         rows = sections.get(heading, {})
-        types = {name: t for name, t in toml_types(cls).items() if not (cls is Claim and name == "statement")}
+        types = {
+            name: t for name, t in toml_types(cls).items() if not (cls is Claim and name in ("statement", "family"))
+        }
         required = required_fields(cls)
         if set(rows) != set(types):
             out.append(

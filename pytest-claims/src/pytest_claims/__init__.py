@@ -30,6 +30,17 @@ from pytest_claims.decide import (
     trials_to_decide,
 )
 from pytest_claims.evidence import Evidence
+from pytest_claims.families import FamilyDecision, decide_family
+from pytest_claims.means_fixed import (
+    FixedMeanDecision,
+    MeanBounds,
+    RelativeErrorDecision,
+    decide_mean_fixed,
+    decide_relative_error,
+    mean_bounds,
+    mean_log_evalues,
+    relative_error_bounds,
+)
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 from pytest_claims.seeding import keyed_rng, master_seed, seed_sequence
 from pytest_claims.state import declared_tier
@@ -37,13 +48,20 @@ from pytest_claims.state import declared_tier
 __all__ = [
     "ClaimRefuted",
     "Evidence",
+    "FamilyDecision",
+    "FixedMeanDecision",
+    "MeanBounds",
+    "RelativeErrorDecision",
     "StatementInconclusive",
     "current_evidence",
     "current_store",
+    "decide_family",
     "decide_interval",
     "decide_mean",
     "decide_mean_difference",
+    "decide_mean_fixed",
     "decide_rate",
+    "decide_relative_error",
     "decide_safe_t",
     "decide_signs",
     "decide_test",
@@ -51,9 +69,12 @@ __all__ = [
     "declared_tier",
     "keyed_rng",
     "master_seed",
+    "mean_bounds",
+    "mean_log_evalues",
     "rate_lower_bound",
     "rate_upper_bound",
     "registered_false_alarm",
+    "relative_error_bounds",
     "seed_sequence",
     "statement_allclose",
     "statement_ge",

@@ -32,6 +32,8 @@ class RunningTest:
     decision: Callable[[], dict[str, Any]] = dict  # its registry record's `decision` ({}: not said)
     continuing: Callable[[], bool] = bool  # whether the run continues inconclusive ledgers (--claims-continue)
     run_id: Callable[[], str] = str  # the run's report id (a worker has it from the controller)
+    statement: Callable[[], str] = str  # its statement's name ("" for a reference test)
+    family: Callable[[], dict[str, Any]] = dict  # its statement's registered family ({}: decided alone)
 
 
 @dataclass
@@ -112,6 +114,19 @@ def registered_decision() -> dict[str, Any]:
     """The running statement test's registered `decision` ({} outside a test or where its record says none)."""
     test = running_test()
     return test.decision() if test is not None else {}
+
+
+def running_statement() -> str:
+    """The running statement test's statement name ("" outside a statement test)."""
+    test = running_test()
+    return test.statement() if test is not None else ""
+
+
+def registered_family() -> dict[str, Any]:
+    """The running statement's registered family as {name, statements, alpha, method, why} ({} outside a test or
+    where the statement is decided alone)."""
+    test = running_test()
+    return test.family() if test is not None else {}
 
 
 def registered_false_alarm() -> float:

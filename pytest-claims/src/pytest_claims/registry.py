@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from pytest_claims.evidence import RESERVED_NAMES, reserved_name_problem
 from pytest_claims.assertions import statement_holds  # noqa: F401 (its old import path)
 from pytest_claims.outcomes import VERDICTS, Expected, Verdict
+from pytest_claims.registry_families import Family, families_of
 from pytest_claims.outcomes import ClaimRefuted  # noqa: F401 (statement_holds raises it; its old import path)
 
 # A claim's `expected` is a verdict that says what the claim is, or one followed by the reading it depends on
@@ -78,6 +79,12 @@ class Claim:
     figure: str = ""  # the statement whose first figure is the claim's thumbnail
     # In TOML an array of tables named `statement`, one per statement.
     statements: dict[str, Statement] = field(default_factory=dict, metadata={"toml": (list,), "toml_name": "statement"})
+    # In TOML an array of tables named `family` (registry_families): statements decided as one, with one alpha.
+    families: dict[str, Family] = field(default_factory=dict, metadata={"toml": (list,), "toml_name": "family"})
+
+    def family_of(self, statement: str) -> Family | None:
+        """The family that holds `statement`, or None where it is decided alone. Returns a Family or None."""
+        return next((f for f in self.families.values() if statement in f.statements), None)
 
 
 @dataclass(frozen=True)
@@ -263,8 +270,9 @@ def check_against_project(registry: "Registry", root: Path, min_mutants: int) ->
 
 
 def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
-    """Per tier: every statement's registered false-alarm probability and their sum (a union bound on the
-    chance that a run of the tier ends against the registry although every statement is true)."""
+    """Per tier: every statement's registered false-alarm probability, every family's alpha (in the tiers where a
+    member is decisive; pytest_claims.families), and their sum (a union bound on the chance that a run of the tier
+    ends against the registry although every statement is true)."""
     out: dict[str, dict[str, Any]] = {}
     for tier in registry.tiers:
         rows = [
@@ -278,6 +286,18 @@ def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
             for c in registry.claims.values()
             for s in c.statements.values()
             if tier in s.false_alarm
+        ]
+        rows += [
+            {
+                "claim": c.id,
+                "key": c.key,
+                "statement": f"family {f.name} ({', '.join(f.statements)})",
+                "probability": f.alpha,
+                "basis": f"family-wise, by {f.method}",
+            }
+            for c in registry.claims.values()
+            for f in c.families.values()
+            if any(tier in c.statements[m].decisive_tiers for m in f.statements)
         ]
         out[tier] = {"sum": math.fsum(r["probability"] for r in rows), "statements": rows}
     return out
@@ -406,6 +426,9 @@ def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tup
     figure = record.get("figure", "")
     if figure and figure not in statements:
         raise RegistryError(f"registry: claim {cid!r} figure names unknown statement {figure!r}")
+    families, problem = families_of(record.get("family", []), statements)
+    if problem:
+        raise RegistryError(f"registry: claim {cid!r} {problem}")
     return Claim(
         id=cid,
         key=record["key"],
@@ -418,6 +441,7 @@ def _claim(record: dict[str, Any], papers: dict[str, dict[str, str]], tiers: tup
         key_numbers=key_numbers,
         figure=figure,
         statements=statements,
+        families=families,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_claims.families import family_lines
 from pytest_claims.mutants import mutant_of, verbose_word
 from pytest_claims.shown_numbers import counted
 from pytest_claims.state import State
@@ -53,6 +54,15 @@ def verdicts_section(writer: Any, payload: dict[str, Any]) -> None:
         if expected and not (expected == record["verdict"] or expected.startswith(record["verdict"] + " ")):
             power += f"  [registered expected: {expected}]"
         writer.write_line(f"{record['key']:>4}  {record['verdict']:<14} {record['id']}{power}  ({record['reason']})")
+
+
+def families_section(writer: Any, payload: dict[str, Any]) -> None:
+    """The families decided in the run, each member's adjusted decision (pytest_claims.families)."""
+    lines = family_lines(payload)
+    if lines:
+        writer.write_sep("-", "families (one false-alarm budget each)")
+    for line in lines:
+        writer.write_line(line)
 
 
 def false_alarm_section(writer: Any, payload: dict[str, Any]) -> None:
@@ -164,6 +174,7 @@ class Terminal:
             return
         changes_section(terminalreporter, payload)
         verdicts_section(terminalreporter, payload)
+        families_section(terminalreporter, payload)
         false_alarm_section(terminalreporter, payload)
         store_section(terminalreporter, payload, self.state.store.mode)
         evidence_section(terminalreporter, payload, self.state.store.evidence_root)

@@ -98,6 +98,15 @@ def reproduce_command(item: pytest.Item) -> str:
     return shlex.join(["pytest", item.nodeid, *args, *project])
 
 
+def family_record(item: pytest.Item) -> dict[str, Any]:
+    """The registered family of the item's statement as a dict ({} where it is decided alone)."""
+    if STATEMENT not in item.stash:
+        return {}
+    claim, statement = item.stash[STATEMENT]
+    family = claim.family_of(statement.name)
+    return asdict(family) if family is not None else {}
+
+
 @contextlib.contextmanager
 def running(state: State, item: pytest.Item) -> Iterator[None]:
     """Inside the block the helpers (pytest_claims.context) see `item` as the running test and the store records
@@ -111,6 +120,8 @@ def running(state: State, item: pytest.Item) -> Iterator[None]:
         decision=lambda: item.stash[STATEMENT][1].decision if STATEMENT in item.stash else {},
         continuing=lambda: bool(item.config.getoption("claims_continue", False)),
         run_id=lambda: state.report_id,
+        statement=lambda: item.stash[STATEMENT][1].name if STATEMENT in item.stash else "",
+        family=lambda: family_record(item),
     )
     with state.running.with_test(test), state.store.running_test(item.nodeid):
         yield

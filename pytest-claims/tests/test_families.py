@@ -1,0 +1,297 @@
+"""Families of statements with one false-alarm budget (pytest_claims.families, the registry's [[claim.family]]):
+Holm and e-Holm against brute-force closed testing, family-wise error simulations under independent, correlated,
+anti-correlated, discrete and comonotone statistics (and the mutants they catch), the registry's checks, and a
+family decided end to end.
+
+Each family-wise check fails only when the Clopper-Pearson lower bound, at level 1e-6, of the simulated family-wise
+error exceeds alpha: a valid method fails one check with probability at most 1e-6, this file's 15 checks together
+with at most 1.5e-5."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from chains import INI
+from pytest_claims.binomial import rate_lower_bound
+from pytest_claims.families import decide_family, e_holm, family_decision, holm
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
+from pytest_claims.registry import RegistryError, load_registry
+
+ALPHA = 0.1
+CHECK_LEVEL = 1e-6
+TRIALS = 20_000
+K = 5
+
+
+def _caught(errors: int) -> bool:
+    return rate_lower_bound(int(errors), TRIALS, CHECK_LEVEL) > ALPHA
+
+
+# ------------------------------------------------------------------------------------------------
+# Oracles: closed testing over every subset
+
+
+def _closed(values: dict[str, float], local) -> dict[str, bool]:
+    """Closed testing: a member is rejected when every subset holding it is rejected by `local`."""
+    names = list(values)
+    subsets = [s for r in range(1, len(names) + 1) for s in itertools.combinations(names, r)]
+    return {k: all(local([values[i] for i in s]) for s in subsets if k in s) for k in names}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_holm_and_e_holm_are_closed_testing_of_bonferroni_and_of_the_average(seed):
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 7))
+    p = {f"s{i}": float(v) for i, v in enumerate(rng.choice([0.001, 0.01, 0.02, 0.03, 0.2, 0.9], size) * rng.random())}
+    assert holm(p, ALPHA) == _closed(p, lambda ps: min(ps) < ALPHA / len(ps))
+    log_e = {f"s{i}": float(v) for i, v in enumerate(rng.normal(1.5, 2.0, size))}
+    assert e_holm(log_e, ALPHA) == _closed(log_e, lambda ls: np.mean(np.exp(ls)) >= 1 / ALPHA - 1e-9)
+
+
+# ------------------------------------------------------------------------------------------------
+# Family-wise error: every member at the boundary of its null (or some far from it), statistics dependent
+
+
+def _normals(setting: str, rng) -> np.ndarray:
+    """TRIALS x K standard normals, dependent as `setting` says."""
+    eps, shared = rng.standard_normal((TRIALS, K)), rng.standard_normal((TRIALS, 1))
+    if setting == "independent":
+        return eps
+    if setting == "equicorrelated 0.5":
+        return math.sqrt(0.5) * shared + math.sqrt(0.5) * eps
+    if setting == "equicorrelated 0.99":
+        return math.sqrt(0.99) * shared + math.sqrt(0.01) * eps
+    if setting == "anti-correlated pairs":  # Z_1 = -Z_2, Z_3 = -Z_4: one of each pair is always high
+        return np.column_stack([eps[:, 0], -eps[:, 0], eps[:, 1], -eps[:, 1], eps[:, 2]])
+    raise AssertionError(setting)
+
+
+SETTINGS = ["independent", "equicorrelated 0.5", "equicorrelated 0.99", "anti-correlated pairs"]
+FALSE_MEMBERS = 2  # in the "mixed" runs, the first two members are far from their nulls (and may be rejected)
+
+
+def _p_values(setting: str, mixed: bool, seed: int) -> np.ndarray:
+    rng = np.random.default_rng([seed, SETTINGS.index(setting) if setting in SETTINGS else 9, mixed])
+    if setting == "discrete":  # exact one-sided binomial p-values of 12 fair coins, two members sharing the coins
+        heads = rng.binomial(12, 0.5, (TRIALS, K))
+        heads[:, 1] = heads[:, 0]
+        tail = np.array([sum(math.comb(12, j) for j in range(k, 13)) / 4096 for k in range(13)])
+        p = tail[heads]
+    else:
+        z = _normals(setting, rng)
+        if mixed:
+            z[:, :FALSE_MEMBERS] += 4.0
+        p = 1.0 - np.vectorize(NormalDist().cdf)(z)
+    return p
+
+
+def _family_wise_errors(rejections: list[dict[str, bool]], mixed: bool) -> int:
+    true = [f"s{i}" for i in range(FALSE_MEMBERS if mixed else 0, K)]
+    return sum(any(r[k] for k in true) for r in rejections)
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["all true", "two false"])
+@pytest.mark.parametrize("setting", [*SETTINGS[:3], "discrete"])
+def test_holm_keeps_the_family_wise_error_under_dependence(setting, mixed):
+    p = _p_values(setting, mixed, seed=1)
+    rejections = [holm({f"s{i}": float(v) for i, v in enumerate(row)}, ALPHA) for row in p]
+    assert not _caught(_family_wise_errors(rejections, mixed)), setting
+
+
+def test_the_simulation_catches_unadjusted_p_values():
+    p = _p_values("independent", False, seed=2)
+    assert _caught(int(np.sum((p < ALPHA).any(axis=1))))
+
+
+def _log_e_values(setting: str, seed: int) -> np.ndarray:
+    """ln of likelihood-ratio e-values exp(lam Z - lam^2 / 2) (mean exactly 1 under the null), or (comonotone)
+    all-or-nothing e-values 1{U < alpha} / alpha of one shared U: the extreme case, where the average reaches 1 / alpha
+    with probability exactly alpha."""
+    rng = np.random.default_rng([seed, 7, SETTINGS.index(setting) if setting in SETTINGS else 9])
+    if setting.endswith("all-or-nothing"):
+        u = rng.random((TRIALS, 1 if setting.startswith("comonotone") else K)) * np.ones((1, K))
+        return np.where(u < ALPHA, -math.log(ALPHA), -np.inf)
+    lam = 2.5
+    return lam * _normals(setting, rng) - lam * lam / 2
+
+
+@pytest.mark.parametrize("setting", [*SETTINGS, "comonotone all-or-nothing", "independent all-or-nothing"])
+def test_e_holm_keeps_the_family_wise_error_under_any_dependence(setting):
+    log_e = _log_e_values(setting, seed=3)
+    rejections = [e_holm({f"s{i}": float(v) for i, v in enumerate(row)}, ALPHA) for row in log_e]
+    assert not _caught(_family_wise_errors(rejections, False)), setting
+
+
+def test_the_simulation_catches_the_maximum_and_the_product_of_dependent_e_values():
+    """Merging by the maximum (no adjustment) of independent all-or-nothing e-values, and by the product (valid for
+    independent e-values only) of nearly identical ones: both exceed alpha, caught."""
+    independent = _log_e_values("independent all-or-nothing", seed=4)
+    assert _caught(int(np.sum(independent.max(axis=1) >= -math.log(ALPHA))))
+    halves = np.random.default_rng(5).random((TRIALS, 1)) < 0.5  # one shared coin: e = 2 or 0 for every member
+    identical = np.where(halves, math.log(2.0), -np.inf) * np.ones((1, K))
+    assert _caught(int(np.sum(identical.sum(axis=1) >= -math.log(ALPHA))))  # 2^5 >= 10 half of the time
+
+
+# ------------------------------------------------------------------------------------------------
+# Decisions
+
+
+def test_each_member_is_held_refuted_or_left_by_the_family():
+    decided = family_decision(
+        {"a": (0.001, 0.999), "b": (0.02, 0.98), "c": (0.5, 0.5), "d": (0.999, 0.0001)}, method="holm", alpha=0.05
+    )
+    # held side: 0.001 < 0.05/4, 0.02 >= 0.05/3 stops; against: 0.0001 < 0.05/4
+    assert [m.decision for m in decided.members] == [HELD, INCONCLUSIVE, INCONCLUSIVE, REFUTED]
+    assert decided.decision_of("d") == REFUTED
+    with pytest.raises(KeyError):
+        decided.decision_of("e")
+
+
+def test_outside_a_registered_family_the_test_ends_with_the_conjunction():
+    both = {"a": (0.001, 0.9), "b": (0.01, 0.9)}
+    assert decide_family(both, what="f", method="holm", alpha=0.05).method == "holm"
+    with pytest.raises(StatementInconclusive, match="family 'f' by holm at family-wise 0.05: the family"):
+        decide_family({**both, "c": (0.3, 0.7)}, what="f", method="holm", alpha=0.05)
+    with pytest.raises(ClaimRefuted, match="refuted"):
+        decide_family({"a": (math.log(1e3), 0.0), "b": (0.0, math.log(1e3))}, what="f", method="e-merging", alpha=0.05)
+    with pytest.raises(ValueError, match="needs method= and alpha="):
+        decide_family(both, what="f")
+    with pytest.raises(ValueError, match="member 'a' needs a pair"):
+        decide_family({"a": (2.0, 0.5)}, what="f", method="holm", alpha=0.05)
+
+
+# ------------------------------------------------------------------------------------------------
+# The registry
+
+
+REGISTRY = """
+[paper.toy]
+title = "A toy paper"
+source = "nowhere"
+
+[[claim]]
+id = "toy/family"
+key = "F1"
+paper = "toy"
+where = "Table 1"
+text = "three settings each beat the baseline"
+expected = "verified"
+tests = "test_family.py"
+{statements}
+{family}
+"""
+STATEMENT = """
+[[claim.statement]]
+name = "{name}"
+text = "setting {name} beats the baseline"
+expected = "holds"
+mutants_waived = "a toy"
+{decision}
+"""
+
+
+def _registry(family: str, decisions: dict[str, str] | None = None) -> str:
+    decisions = decisions or {}
+    statements = "".join(STATEMENT.format(name=n, decision=decisions.get(n, "")) for n in "abc")
+    return REGISTRY.format(statements=statements, family=family)
+
+
+FAMILY = '[[claim.family]]\nname = "settings"\nstatements = ["a", "b", "c"]\nalpha = 0.05\nmethod = "holm"\n'
+
+
+def test_a_registered_family_is_read(tmp_path):
+    (tmp_path / "r.toml").write_text(_registry(FAMILY))
+    claim = load_registry(tmp_path / "r.toml", ("smoke",)).claims["toy/family"]
+    assert claim.family_of("b").alpha == 0.05 and claim.family_of("b").statements == ("a", "b", "c")
+
+
+@pytest.mark.parametrize(
+    "family, decisions, problem",
+    [
+        (FAMILY.replace('"c"]', '"z"]'), {}, "family 'settings' names unknown statement(s) ['z']"),
+        (FAMILY.replace('"holm"', '"bonferroni"'), {}, "method must be one of"),
+        (FAMILY.replace("0.05", "0.5"), {}, "alpha must be a family-wise false alarm in (0, 0.5)"),
+        (FAMILY.replace('["a", "b", "c"]', '["a"]'), {}, "two or more"),
+        (FAMILY + FAMILY.replace('"settings"', '"again"'), {}, "already in family 'settings'"),
+        (FAMILY, {"b": 'decision = "anytime"'}, "by 'holm' cannot hold ['b'], registered decision = 'anytime'"),
+        (FAMILY.replace("method", "metod"), {}, "must give name, statements, alpha and method"),
+    ],
+)
+def test_a_malformed_family_is_one_line_naming_the_claim(tmp_path, family, decisions, problem):
+    (tmp_path / "r.toml").write_text(_registry(family, decisions))
+    with pytest.raises(RegistryError) as caught:
+        load_registry(tmp_path / "r.toml", ("smoke",))
+    message = str(caught.value)
+    assert "claim 'toy/family'" in message and problem in message and "\n" not in message
+
+
+TESTS = """
+import pytest
+from pytest_claims.families import decide_family
+
+# The members' p-values (p_for, p_against), computed once for the module: every member's test decides from all of them.
+P = {"a": (0.001, 0.999), "b": (0.02, 0.98), "c": (0.5, 0.5)}
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/family", statement="a")
+def test_a():
+    decide_family(P, what="settings")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/family", statement="b")
+def test_b():
+    decide_family(P, what="settings")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/family", statement="c")
+def test_c():
+    decide_family(P, what="settings", alpha={alpha})
+"""
+
+
+FAMILY_LINE = "toy/family: family 'settings' by holm at family-wise 0.05: a held, b held, c inconclusive"
+
+
+def test_a_family_decided_end_to_end_by_holm(pytester):
+    """Holm at 0.05 holds a (0.001 < 0.05/3) and b (0.02 < 0.05/2), which Bonferroni (0.05/3) would not; c stays
+    inconclusive; each member's evidence shows the whole family, and the terminal one line for it; its alpha counts
+    in the false-alarm budget (past the default 0.001 the run stops, naming it). Another alpha in a call is refused."""
+    ini = INI.replace("claims_tiers = smoke full", "claims_tiers = smoke")
+    pytester.makefile(".ini", pytest=ini)
+    pytester.makefile(".toml", registry=_registry(FAMILY))
+    pytester.makepyfile(test_family=TESTS.replace("{alpha}", "None"))
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines(["*sum past the budget 0.001*toy/family:family settings (a, b, c) 0.05*"])
+    pytester.makefile(".ini", pytest=ini + "claims_false_alarm_budget = 0.05\n")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*families (one false-alarm budget each)*", FAMILY_LINE])
+    statements = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]["statements"]
+    outcomes = {s["statement"]: s["outcome"] for s in statements}
+    assert outcomes == {"a": HELD, "b": HELD, "c": INCONCLUSIVE}
+    members = next(s for s in statements if s["statement"] == "b")["evidence"]["settings"]["members"]
+    assert {k: v["decision"] for k, v in members.items()} == outcomes
+    pytester.makepyfile(test_family=TESTS.replace("{alpha}", "0.1"))
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*alpha=0.1 differs from family 'settings'*registered alpha 0.05*"])
+
+
+def test_the_terminal_line_says_when_members_decided_from_different_statistics():
+    from pytest_claims.families import family_lines
+
+    def member(name: str, p_b: float) -> dict:
+        found = {"family": "f", "method": "holm", "alpha": 0.05, "members": {"a": {"decision": HELD}}}
+        found["members"]["b"] = {"decision": HELD if p_b < 0.025 else INCONCLUSIVE}
+        return {"statement": name, "evidence": {"f": found}}
+
+    same = {"claims": [{"id": "c", "statements": [member("a", 0.01), member("b", 0.01)]}]}
+    assert family_lines(same) == ["c: family 'f' by holm at family-wise 0.05: a held, b held"]
+    differ = {"claims": [{"id": "c", "statements": [member("a", 0.01), member("b", 0.03)]}]}
+    assert "passed different statistics" in family_lines(differ)[0]
