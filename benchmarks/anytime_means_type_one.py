@@ -12,7 +12,12 @@ valid (measured at most alpha, within Monte Carlo error) or refused by the plugi
 - A fixed rate statement ending inconclusive: the former advice (M more trials on the same stream, decided again)
   against the new one (a fresh stream of the 90%-chance size, decided alone), exact by binomial sums.
 
-    python benchmarks/anytime_means_type_one.py [--size ci|large] [--seed 0]
+- Pooling a replication set in a merge (benchmarks/pooling_type_one.py): the users' behaviours of issue 47's table
+  (seeds fixed in advance, added in ascending order, cherry-picked, added below, one stream under several labels,
+  relabelled, a lower seed continued after a merge), merged through pool_seeds; valid, refused, or not detectable and
+  stated as an assumption of the pooled route.
+
+    python benchmarks/anytime_means_type_one.py [--size ci|large] [--seed 0] [--rows all|pooling]
 
 `--size ci` runs in seconds (CI's docs step); `--size large` is the run recorded in benchmarks/RESULTS.md.
 """
@@ -32,6 +37,8 @@ from pytest_claims.anytime_betting import betting_path
 from pytest_claims.anytime_t import safe_t_log_evalue
 from pytest_claims.decide import rate_decision_counts, trials_for_chance, trials_to_decide
 
+from pooling_type_one import pooling_rows  # this directory: the pooling rows
+
 SIZES = {  # runs, observations per run (betting); runs (safe t); runs (spending); first-run trials (fixed rate)
     "ci": {"betting": (200, 150), "power": 40, "safe_t": 200, "spending": 40_000, "fixed": 60},
     "large": {"betting": (4000, 500), "power": 400, "safe_t": 2000, "spending": 1_000_000, "fixed": 100},
@@ -48,6 +55,10 @@ def row(route: str, nominal: float, measured: float | None, runs: int | None, ve
         se = math.sqrt(max(measured, nominal) * (1 - max(measured, nominal)) / runs)
         shown = f"{measured:.4g} +- {se:.2g} ({measured / nominal:.2f} x alpha, {runs} runs)"
     print(f"| {route} | {nominal:g} | {shown} | {verdict} |")
+
+
+def pooling_row(route: str, null: str, nominal: float, measured: str, verdict: str) -> None:
+    print(f"| pooling, {route}; {null} | {nominal:g} | {measured} | {verdict} |")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -252,14 +263,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(SIZES), default="ci")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rows", choices=("all", "pooling"), default="all", help="every row, or the pooling rows only")
     args = parser.parse_args()
     rng, started = np.random.default_rng(args.seed), time.perf_counter()
-    print(f"issue 47's table, size {args.size}, seed {args.seed}\n")
+    print(f"issue 47's table, size {args.size}, seed {args.seed}, rows {args.rows}\n")
     print("| route | nominal | measured type-I | valid or refused |\n|---|---|---|---|")
+    if args.rows == "pooling":
+        pooling_rows(rng, args.size, NULLS, pooling_row)
+        print(f"\n{time.perf_counter() - started:.1f} s")
+        return
     betting_rows(rng, args.size)
     safe_t_rows(rng, args.size)
     spending_rows(rng, args.size)
     fixed_rows(args.size)
+    pooling_rows(rng, args.size, NULLS, pooling_row)
     print("\n| power cost | betting | safe t | ratio |\n|---|---|---|---|")
     power_rows(rng, args.size)
     print(f"\n{time.perf_counter() - started:.1f} s")

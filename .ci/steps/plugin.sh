@@ -33,8 +33,9 @@ cp -r pytest-claims/examples/means "$work/means" && rm -rf "$work/means/reports"
   || { tail -40 "$work/plugin-tests.log"; echo "the plugin's tests failed (cd pytest-claims && pytest)"; exit 1; }
 tail -1 "$work/plugin-tests.log"
 python3 .ci/minimum_versions.py > "$work/minimum-versions.log" 2>&1 || { tail -30 "$work/minimum-versions.log"; echo "pytest-claims failed with the oldest versions of its requirements (.ci/minimum_versions.py)"; exit 1; }
-# Issue 47's table at CI size (about 10 s): each route's nominal against measured type-I error, valid or refused by
-# the plugin in one line; any row marked NO, or a refusal that did not happen, fails the step.
+# Issue 47's table at CI size (about 10 s of CPU, the pooling rows included): each route's nominal against measured
+# type-I error, valid or refused by the plugin in one line (or a stated assumption of the pooled route); any row
+# marked NO, or a refusal that did not happen, fails the step.
 .venv/bin/python benchmarks/anytime_means_type_one.py --size ci > "$work/anytime-means.log" 2>&1 \
   || { tail -30 "$work/anytime-means.log"; echo "benchmarks/anytime_means_type_one.py failed"; exit 1; }
 if grep -qE "\| NO \||NOT REFUSED" "$work/anytime-means.log"; then

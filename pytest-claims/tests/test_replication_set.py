@@ -208,3 +208,47 @@ def test_cherry_picking_favourable_seeds_no_longer_inflates_the_pooled_false_ala
     assert refused == REPLICATES  # every picked subset (never the whole of 30 seeds here) is refused
     assert whole_held / REPLICATES <= bound, whole_held
     print(f"cherry-picked, pooled as given: {picked_held / REPLICATES:.3f}; whole set: {whole_held / REPLICATES:.3f}")
+
+
+# ------------------------------------------------------------------------------------------------
+# A relabelled seed, and one stream under two labels continued to different lengths
+# ------------------------------------------------------------------------------------------------
+
+
+def _chain_record(seed: int, *counts: int, label: int | None = None) -> dict:
+    """A record of batches of TRIALS with these successes under `seed`, its stream ids naming seed `label` (default:
+    `seed`; another label is a verdicts.json whose seed was edited), its run started at second `seed`."""
+    batches = ledger_batches(*((k, TRIALS) for k in counts), threshold=NULL_RATE, seed=seed if label is None else label)
+    for b in batches:
+        b["run"] = f"20261205T0000{seed:02d}Z-host-1-abc"
+    block = {"method": "beta-mixture", "prior": {"a": 1.0, "b": 1.0, "point_mass": 0.0}, "ledger": batches}
+    block.update(held_alpha=ALPHA, refute_alpha=ALPHA)
+    decision = {"threshold": NULL_RATE, "statement": f"rate >= {NULL_RATE}", "anytime": block}
+    return {"test": "t", "outcome": "inconclusive", "reason": "", "evidence": {"heads rate": decision}}
+
+
+def test_a_relabelled_seed_is_refused_and_its_own_label_pooled():
+    """Seed 7's chain merged as seed 2 (its verdicts.json's seed edited, its other saved runs deleted): the seeds are
+    1 and 2, in order, but seed 2's stream ids name seed 7: refused, named. The same chains under their own labels
+    (seed 2 drawn as seed 2) are pooled: the check reads the label, not the data."""
+    relabelled = {"1": _payload(_chain_record(1, 27)), "2": _payload(_chain_record(2, 31, label=7))}
+    found = pool_seeds(relabelled, {})["t"]
+    assert found["outcome"] is None and found.get("refused"), found
+    assert "seed 2's chain was drawn under another seed" in found["why"] and "'seed=7|test=t|batch=0'" in found["why"]
+    own = pool_seeds({"1": _payload(_chain_record(1, 27)), "2": _payload(_chain_record(2, 31))}, {})["t"]
+    assert own["outcome"] is not None, own["why"]
+
+
+def test_one_stream_continued_further_under_one_label_is_refused():
+    """A test whose data ignore the seed: seed 1 continued to 5 batches, seed 2 to 4 of the same stream. The chains'
+    whole digests differ, but their 4 shared batches coincide (two honest streams of 50 coins do so with chance
+    0.08^4 ~ 4e-5 < 1e-3): one stream under two labels, refused. Seed 2 drawing its third batch of its own (2 shared
+    batches, chance ~6e-3: may be chance) is pooled as independent."""
+    stream = (27, 31, 22, 26, 29)
+    found = pool_seeds({"1": _payload(_chain_record(1, *stream)), "2": _payload(_chain_record(2, *stream[:4]))}, {})
+    why = found["t"]["why"]
+    assert found["t"]["outcome"] is None and found["t"].get("refused"), found["t"]
+    assert "seeds 1 and 2 hold the same observations batch for batch over their first 4 batch(es)" in why, why
+    own = (*stream[:2], 24, 30)
+    found = pool_seeds({"1": _payload(_chain_record(1, *stream)), "2": _payload(_chain_record(2, *own))}, {})
+    assert found["t"]["outcome"] is not None, found["t"]["why"]

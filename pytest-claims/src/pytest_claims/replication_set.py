@@ -20,14 +20,27 @@ it cannot count: seeds run elsewhere and never saved beside an input. A gap show
 
 **A stream** is known by a digest of the data its batches drew (pytest_claims.chain_kinds.data_of, batch by batch),
 not by the seed in its stream ids, so a test whose data ignore the seed, merged under two seeds, is one stream under
-two labels and is not pooled. Two honest chains of few counts can coincide by chance (0 of 4 under two seeds): they
-are not pooled either (refusing never adds a false alarm; continuing both chains tells them apart).
+two labels and is not pooled, also when one label's chain was continued further (the batches they share coincide).
+A chain whose stream ids name another seed than the one it is merged under (a verdicts.json whose seed was edited)
+is relabelled: refused. Two honest chains of few counts can coincide by chance (0 of 4 under two seeds; one batch of
+50 fair coins, with chance 0.08): a rate's batch keeps its counts only (decide_rate never sees the trials), and a
+digest tells streams apart only as far as the data it digests differ, so no digest can. They are not pooled when
+they are the whole set (refusing never adds a false alarm; continuing both chains tells them apart), and pooled as
+independent when they are part of it (measured in benchmarks/anytime_means_type_one.py: at most alpha).
+
+**Assumed, not checked** (a merge cannot see it; the docs state it as the pooled route's assumption): every run's
+report directory is kept beside those merged (a run deleted cannot be counted); no ledger is edited consistently
+(stream ids rewritten to another seed are forged data); and after a merge has pooled seeds S..T, only seed T is
+continued or seeds above T added (a lower seed continued after the merge puts its new batches before seeds it has
+seen; its ledger's run ids show it was continued later, but not that a merge came between, and continuing the seeds
+in parallel with no merge between, as the how-to does, is the same ledger).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -46,42 +59,91 @@ _STARTED = re.compile(r"^([0-9]{8}T[0-9]{6}Z)")  # a run id begins with its star
 DECLARED = "seeds S, S+1, ... in ascending order with no gaps"
 
 
-def stream_digest(chain: dict[str, Any]) -> str:
+def stream_digest(chain: dict[str, Any], batches: int | None = None) -> str:
     """A checked chain's stream, known by what it drew: the sha256 of its batches' own data, in order (neither the
-    stream ids, which carry the seed label, nor the run, nor what the chain derives)."""
+    stream ids, which carry the seed label, nor the run, nor what the chain derives); of its first `batches` only, if
+    given (None: all)."""
     kind = kind_of(chain["statement"])
-    drawn = [data_of(kind, entry, index) for index, entry in enumerate(chain["batches"])]
+    drawn = [data_of(kind, entry, index) for index, entry in enumerate(chain["batches"][:batches])]
     return hashlib.sha256(json.dumps(drawn, sort_keys=True).encode()).hexdigest()
 
 
-def one_stream_under_two_seeds(seeds: list[str], chains: list[dict[str, Any]]) -> tuple[str, bool]:
-    """(why some seeds' chains hold the same data batch for batch, whether that is refused) or ("", False).
+def _shared_batches(chains: list[dict[str, Any]]) -> int:
+    """How many leading batches all of `chains` hold with the same data (a chain continued further than the others
+    still shares their batches: one stream is a prefix of the other)."""
+    kind = kind_of(chains[0]["statement"])
+    shared = min(len(c["batches"]) for c in chains)
+    for index in range(shared):
+        first = data_of(kind, chains[0]["batches"][index], index)
+        if any(data_of(kind, c["batches"][index], index) != first for c in chains[1:]):
+            return index
+    return shared
 
-    Each group of g of the K seeds whose data coincide is tested against chance: the chance that g independent streams
-    coincide so, times the C(K, g) groups of g the set could have formed (a union bound), is the chance that an honest
-    set shows such a group. Below COINCIDENCE (always, for continuous observations) the group is one stream under g
-    labels: refused. Otherwise a group of few counts may be chance: pooled as independent, unless it is the whole set
-    (every seed the same data: one stream and a coincidence cannot be told apart, so not pooled, and no claim broken).
+
+def mislabelled(seeds: list[str], chains: list[dict[str, Any]]) -> str:
+    """Why a chain is not its seed's ("" if each is): a batch whose stream id names another master seed than the one
+    it is merged under (a verdicts.json whose seed was edited: relabelled; pytest_claims.ledger.stream_id)."""
+    for seed, chain in zip(seeds, chains):
+        for entry in chain["batches"]:
+            if not str(entry["stream"]).startswith(f"seed={seed}|"):
+                return (
+                    f"seed {seed}'s chain was drawn under another seed (batch {entry['batch']}'s stream id is "
+                    f"{entry['stream']!r}): a relabelled seed"
+                )
+    return ""
+
+
+def one_stream_under_two_seeds(seeds: list[str], chains: list[dict[str, Any]]) -> tuple[str, bool]:
+    """(why some seeds' chains are not their own streams, whether that is refused) or ("", False).
+
+    A chain whose stream ids name another seed is relabelled: refused (`mislabelled`). Seeds whose chains hold the
+    same data over the batches they share (one chain may be continued further: the same leading batches) are a
+    group: each group of g of the K seeds, and each pair in it, is tested against chance: the chance that g
+    independent streams coincide so over their shared batches, times the C(K, g) groups of g the set could have
+    formed (a union bound), is the chance that an honest set shows such a group. Below COINCIDENCE (always, for
+    continuous observations) the group is one stream under g labels: refused. Otherwise a group of few counts may be
+    chance: pooled as independent, unless it is the whole set with the same data batch for batch (every seed the same
+    data: one stream and a coincidence cannot be told apart, so not pooled, and no claim broken).
     """
+    why = mislabelled(seeds, chains)
+    if why:
+        return why, True
     groups: dict[str, list[int]] = {}
     for index, chain in enumerate(chains):
-        groups.setdefault(stream_digest(chain), []).append(index)
-    for digest, members in groups.items():
-        if len(members) < 2:
-            continue
-        chance = coincidence_chance(chains[members[0]], len(members)) * math.comb(len(chains), len(members))
-        named = [seeds[i] for i in members]
-        same = (
-            f"seeds {', '.join(named[:-1])} and {named[-1]} hold the same observations batch for batch "
-            f"(digest {digest[:12]})"
-        )
-        if chance < COINCIDENCE:
-            return f"{same}: one stream under {len(named)} labels (chance of so many coinciding: {chance:.2g})", True
-        if len(members) == len(chains):
-            return (
-                f"{same}: one stream under {len(named)} labels, or chance (independent streams of these counts "
-                f"coincide so with chance {chance:.2g}); not pooled: continue the chains to tell them apart"
-            ), False
+        groups.setdefault(stream_digest(chain, 1), []).append(index)
+    not_pooled = ""
+    for members in groups.values():
+        pairs = [list(pair) for pair in itertools.combinations(members, 2)] if len(members) > 2 else []
+        for group in [members, *pairs] if len(members) > 1 else []:
+            why, refused = _coinciding(seeds, chains, group)
+            if refused:
+                return why, True
+            not_pooled = not_pooled or why
+    if not_pooled:
+        return not_pooled, False
+    return "", False
+
+
+def _coinciding(seeds: list[str], chains: list[dict[str, Any]], group: list[int]) -> tuple[str, bool]:
+    """`one_stream_under_two_seeds` for one group of seeds whose first batches hold the same data."""
+    members = [chains[i] for i in group]
+    shared = _shared_batches(members)
+    prefix = dict(members[0], batches=members[0]["batches"][:shared])
+    chance = coincidence_chance(prefix, len(group)) * math.comb(len(chains), len(group))
+    named = [seeds[i] for i in group]
+    whole = all(len(c["batches"]) == shared for c in members)
+    over = "batch for batch" if whole else f"batch for batch over their first {shared} batch(es)"
+    same = (
+        f"seeds {', '.join(named[:-1])} and {named[-1]} hold the same observations {over} "
+        f"(digest {stream_digest(prefix)[:12]})"
+    )
+    if chance < COINCIDENCE:
+        return f"{same}: one stream under {len(named)} labels (chance of so many coinciding: {chance:.2g})", True
+    if len(group) == len(chains) and whole:
+        return (
+            f"{same}: one stream under {len(named)} labels, or chance (independent streams of these counts "
+            f"coincide so with chance {chance:.2g}); not pooled: continue the chains to tell them apart"
+        ), False
     return "", False
 
 
