@@ -16,9 +16,9 @@ import contextvars
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from pytest_claims.evidence import Evidence
+from pytest_claims.model.evidence import Evidence
 from pytest_claims.outcomes import ClaimRefuted
-from pytest_claims.store import ResultStore
+from pytest_claims.store.result_store import ResultStore
 
 
 @dataclass
@@ -40,7 +40,7 @@ class RunningSession:
 
     store: ResultStore
     test: RunningTest | None = None  # set by with_test only
-    seed: int | None = None  # the run's master seed (pytest_claims.seeding: keyed generators read it)
+    seed: int | None = None  # the run's master seed (pytest_claims.roles.seeding: keyed generators read it)
 
     @contextlib.contextmanager
     def with_test(self, test: RunningTest) -> Iterator[None]:

@@ -11,7 +11,7 @@ import pytest
 def pytest_claims_environment(config: pytest.Config) -> dict[str, Any]:
     """Project-specific environment lines for the report and verdicts.json (library versions,
     backend, device...). Every implementation's dict is merged; the plugin sets "master_seed" itself, to the
-    run's seed (`--seed`, ini `claims_seed`: pytest_claims.seeding), whatever a hook says."""
+    run's seed (`--seed`, ini `claims_seed`: pytest_claims.roles.seeding), whatever a hook says."""
 
 
 @pytest.hookspec(firstresult=True)
