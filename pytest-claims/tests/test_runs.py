@@ -16,7 +16,7 @@ from pytest_claims.stats.binomial import rate_lower_bound, rate_upper_bound
 from pytest_claims.statements.decide import INCONCLUSIVE_CHANCE_MAX_TRIALS, inconclusive_chance
 from pytest_claims.merge.command import main as merge_main
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
-from pytest_claims.report.history import main as compare_main
+from pytest_claims.cli.compare import main as compare_main
 from pytest_claims.report.history import save_run, saved_runs
 
 pytestmark = pytest.mark.smoke
