@@ -23,14 +23,13 @@ from pytest_claims.statements.decide import (
     decide_interval,
     decide_rate,
     decide_test,
-    rate_lower_bound,
-    rate_upper_bound,
     statement_inconclusive,
     trials_for_chance,
     trials_to_decide,
 )
 from pytest_claims.model.evidence import Evidence
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
+from pytest_claims.stats.binomial import rate_lower_bound, rate_upper_bound
 from pytest_claims.roles.seeding import keyed_rng, master_seed, seed_sequence
 from pytest_claims.roles.state import declared_tier
 

@@ -57,12 +57,12 @@ SESSION: contextvars.ContextVar[RunningSession | None] = contextvars.ContextVar(
 _OUTSIDE: list[ResultStore] = []  # the memory-only store handed out while no session is active
 
 
-def enter_session(session: RunningSession) -> contextvars.Token:
+def enter_session(session: RunningSession) -> contextvars.Token[RunningSession | None]:
     """Make `session` the active one (the plugin calls this at configure)."""
     return SESSION.set(session)
 
 
-def leave_session(token: contextvars.Token) -> None:
+def leave_session(token: contextvars.Token[RunningSession | None]) -> None:
     """Hand back the session that was active before (the plugin calls this at unconfigure)."""
     try:
         SESSION.reset(token)

@@ -48,7 +48,7 @@ def reserved_name_problem(name: str) -> str:
 def reserved_names_used(source: str) -> list[tuple[int, str]]:
     """(line, name) of each reserved name a test module passes to `.record(...)` or `.headline(...)` by keyword
     (or in a literal `**{...}`): found when the module is collected, before any test runs."""
-    found = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(source)):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
@@ -57,7 +57,9 @@ def reserved_names_used(source: str) -> list[tuple[int, str]]:
         for keyword in node.keywords:
             names = [keyword.arg] if keyword.arg is not None else []
             if keyword.arg is None and isinstance(keyword.value, ast.Dict):
-                names = [k.value for k in keyword.value.keys if isinstance(k, ast.Constant)]
+                names = [
+                    k.value for k in keyword.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                ]
             found.extend((node.lineno, name) for name in names if name in RESERVED_NAMES)
     return found
 

@@ -87,7 +87,7 @@ def _compare(actual: Any, lower: Any, upper: Any, what: str, wording: str, stric
     excess = np.where(np.isnan(excess), np.inf, excess)
     bad = int(np.sum(excess >= 0)) if strict else int(np.sum(excess > 0))
     worst = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.size else ()
-    summary = {
+    summary: dict[str, Any] = {
         "checked": int(value.size),
         "violations": bad,
         "worst_at": _where(tuple(int(i) for i in worst)) if excess.size else None,
@@ -147,7 +147,11 @@ def statement_none(violations: Any, *, what: str, cases: Any = None) -> dict[str
 
     mask = np.asarray(violations, dtype=bool).reshape(-1)
     bad = np.flatnonzero(mask)
-    summary = {"checked": int(mask.size), "violations": int(bad.size), "first_at": int(bad[0]) if bad.size else None}
+    summary: dict[str, Any] = {
+        "checked": int(mask.size),
+        "violations": int(bad.size),
+        "first_at": int(bad[0]) if bad.size else None,
+    }
     if bad.size and cases is not None:
         summary["first_case"] = repr(cases[int(bad[0])])[:300]
     record(what, summary)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Callable
 
 from pytest_claims.anytime.evalues import NEEDED_TRIALS_MOST, no_trials_reason
 from pytest_claims.statements.anytime_batches import decide_test_spent
@@ -131,7 +131,7 @@ def trials_to_decide(
 INCONCLUSIVE_CHANCE_MAX_TRIALS = 1_000_000_000
 
 
-def _first_true(predicate, lo: int, hi: int) -> int:
+def _first_true(predicate: Callable[[int], bool], lo: int, hi: int) -> int:
     """The least k in [lo, hi] with predicate(k), for a predicate false then true as k grows (hi if none is)."""
     while lo < hi:
         mid = (lo + hi) // 2
@@ -139,7 +139,7 @@ def _first_true(predicate, lo: int, hi: int) -> int:
     return lo
 
 
-def _near_quantile(predicate, n: int, centre: float, spread: float) -> int:
+def _near_quantile(predicate: Callable[[int], bool], n: int, centre: float, spread: float) -> int:
     """_first_true over [0, n + 1], searched first in a window around `centre` (the normal approximation's guess:
     a few counts off), then in one of 10 spreads, then everywhere, so it costs about 8 tail evaluations rather
     than log2(n)."""
@@ -223,7 +223,7 @@ def trials_for_chance(
     return _least_size(enough, start, most)
 
 
-def _least_size(ok, start: int, most: int) -> int | None:
+def _least_size(ok: Callable[[int], bool], start: int, most: int) -> int | None:
     """The least size n >= start at which `ok(n)` holds, by doubling from `start` (None past `most`) and then
     bisection: the sample-size search of trials_to_decide and trials_for_chance (for a discrete test `ok` is nearly
     but not exactly monotone in n, so the answer is a size at which it holds, the least up to a tooth)."""
@@ -238,7 +238,7 @@ def _least_size(ok, start: int, most: int) -> int | None:
     return low
 
 
-def _least_in(member, guess: int, n: int) -> int:
+def _least_in(member: Callable[[int], bool], guess: int, n: int) -> int:
     """The least count in [0, n] of a set closed upward (`member` false, then true), n + 1 if none is, from a guess
     a count or two off."""
     guess = min(max(guess, 0), n + 1)
@@ -249,7 +249,7 @@ def _least_in(member, guess: int, n: int) -> int:
     return guess
 
 
-def _largest_in(member, guess: int, n: int) -> int:
+def _largest_in(member: Callable[[int], bool], guess: int, n: int) -> int:
     """The largest count in [0, n] of a set closed downward (`member` true, then false), -1 if none is."""
     guess = min(max(guess, -1), n)
     while guess < n and member(guess + 1):
@@ -302,7 +302,7 @@ def decide_interval(
     if lower > upper:
         raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
     side = ">=" if at_least else "<="
-    found = {
+    found: dict[str, Any] = {
         "lower": lower,
         "upper": upper,
         "threshold": threshold,
