@@ -121,6 +121,33 @@ def test_strict_mode_exits_with_its_own_status_on_a_verdict_other_than_the_regis
     result.stdout.fnmatch_lines(["*strict: 1 claim(s) not as registered*", "*D1  verified (registered: falsified)*"])
 
 
+PAYLOAD_SEEN = """
+import json
+from pathlib import Path
+
+
+def pytest_claims_payload(config, payload):
+    seen = Path("seen.json")
+    calls = json.loads(seen.read_text()) if seen.exists() else []
+    calls.append({c["id"]: c["verdict"] for c in payload["claims"]})
+    seen.write_text(json.dumps(calls))
+"""
+
+
+def test_the_payload_is_published_once_through_the_plugins_hook(pytester):
+    """A project's plugin reads the payload through `pytest_claims_payload`: once per run, on the controller, the
+    verdicts verdicts.json then holds; strict mode reads it there too. No verdict, no call (--collect-only)."""
+    skeleton(pytester, registry_toml=('expected = "verified"', 'expected = "falsified"'))
+    pytester.makepyfile(payload_seen=PAYLOAD_SEEN)
+    result = pytester.runpytest("-p", "no:randomly", "-p", "payload_seen", "--claims-strict")
+    assert result.ret == STRICT_EXIT_STATUS, result.stdout.str()
+    written = {c["id"]: c["verdict"] for c in verdicts(pytester)["claims"]}
+    assert json.loads((pytester.path / "seen.json").read_text()) == [written]
+    (pytester.path / "seen.json").unlink()
+    assert pytester.runpytest("-p", "no:randomly", "-p", "payload_seen", "--collect-only").ret == 0
+    assert not (pytester.path / "seen.json").exists()
+
+
 def test_strict_mode_from_the_ini_key_and_quiet_when_every_verdict_is_registered(pytester):
     skeleton(pytester, pytest_ini=("claims_seed = 1", "claims_seed = 1\nclaims_strict = true"))
     result = pytester.runpytest("-p", "no:randomly")

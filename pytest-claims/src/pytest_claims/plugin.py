@@ -278,7 +278,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
             (Terminal(state), "claims-terminal"),
         ]
         if options.strict(config):
-            roles.append((Strict(state), "claims-strict"))
+            roles.append((Strict(), "claims-strict"))
         every = progress.interval(config)
         if every:
             roles.append((progress.Progress(config, every), "claims-progress"))

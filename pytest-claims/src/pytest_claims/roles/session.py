@@ -250,5 +250,6 @@ class Controller:
         if state.interrupted_by and not state.collected:
             state.reports_kept = f"the run was cut off ({state.interrupted_by}) before collection ended"
         state.payload = payload
+        self.config.hook.pytest_claims_payload(config=self.config, payload=payload)
         if any(r["verdict"] == BROKEN for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -31,22 +31,26 @@ def unexpected(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class Strict:
-    """Registered on the controller when strict mode is on: sets the exit status after the verdicts are made."""
+    """Registered on the controller when strict mode is on: reads the payload when it is published (the plugin's
+    `pytest_claims_payload` hook) and sets the exit status after the verdicts are made."""
 
-    def __init__(self, state: Any) -> None:
-        self.state = state
+    def __init__(self) -> None:
+        self.published = False
         self.found: list[dict[str, Any]] = []
+
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.published = True
+        self.found = unexpected(payload)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.found = unexpected(self.state.payload or {})
         if self.found and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = STRICT_EXIT_STATUS
 
     @pytest.hookimpl(trylast=True)  # after the verdicts it speaks of
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.found:
-            if self.state.payload:
+            if self.published:
                 terminalreporter.write_line("strict: every selected claim reads as registered")
             return
         terminalreporter.write_sep("=", f"strict: {len(self.found)} claim(s) not as registered", red=True)
