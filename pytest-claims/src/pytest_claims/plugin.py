@@ -402,7 +402,7 @@ def raised_where(error: BaseException) -> str:
         for frame in traceback.extract_tb(error.__traceback__)
         if not frame.filename.startswith("<")
         and "importlib" not in Path(frame.filename).parts
-        and Path(frame.filename).parent != Path(__file__).parent
+        and Path(__file__).parent not in Path(frame.filename).parents
     ]
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {error}{where}"

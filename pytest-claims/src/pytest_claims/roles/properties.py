@@ -38,7 +38,7 @@ import pytest
 from pytest_claims.roles.state import EVIDENCE, STATEMENT
 
 OURS = {"evidence"}  # function-scoped fixtures of the plugin meant to span a property's examples
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent  # the whole package, every room of it
 EXPLANATION = "Explanation:"  # hypothesis's explain-phase note, its second line, then one note per location
 LOCATION_INDENT = " " * 8
 
