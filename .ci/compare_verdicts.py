@@ -9,7 +9,7 @@ import difflib
 import json
 import sys
 
-from pytest_claims.merge import comparable
+from pytest_claims.merge.command import comparable
 
 
 def load(path):

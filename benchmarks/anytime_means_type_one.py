@@ -1,7 +1,7 @@
 """Nominal against measured type-I error for the routes of issue 47's table that the plugin now answers: each row
 valid (measured at most alpha, within Monte Carlo error) or refused by the plugin in one line (the line printed).
 
-- Means by betting (decide_mean's e-process, pytest_claims.anytime_betting) under skewed, heavy-tailed and two-point
+- Means by betting (decide_mean's e-process, pytest_claims.anytime.betting) under skewed, heavy-tailed and two-point
   nulls whose mean is exactly the threshold, a look after every observation, both sides; a deliberately invalid bet
   (chosen after its outcome) as the control that must exceed alpha; and the power cost against the safe t-test on
   normal data (clipped at +-4 sd, which the betting route needs as bounds).
@@ -31,11 +31,11 @@ import time
 import numpy as np
 from scipy import stats
 
-from pytest_claims.anytime import round_alpha
-from pytest_claims.anytime_batches import decide_safe_t, decide_test_spent
-from pytest_claims.anytime_betting import betting_path
-from pytest_claims.anytime_t import safe_t_log_evalue
-from pytest_claims.decide import rate_decision_counts, trials_for_chance, trials_to_decide
+from pytest_claims.anytime.evalues import round_alpha
+from pytest_claims.statements.anytime_batches import decide_safe_t, decide_test_spent
+from pytest_claims.anytime.betting import betting_path
+from pytest_claims.anytime.safe_t import safe_t_log_evalue
+from pytest_claims.statements.decide import rate_decision_counts, trials_for_chance, trials_to_decide
 
 from pooling_type_one import pooling_rows  # this directory: the pooling rows
 

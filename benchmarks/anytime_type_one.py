@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pytest-claims" / "
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from pytest_claims.anytime import anytime_decision_counts  # noqa: E402
-from pytest_claims.decide import rate_decision_counts  # noqa: E402
+from pytest_claims.anytime.evalues import anytime_decision_counts  # noqa: E402
+from pytest_claims.statements.decide import rate_decision_counts  # noqa: E402
 
 HELD_ALPHA = 0.01
 LOOKS = 100

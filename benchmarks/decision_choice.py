@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pytest-claims" / "
 
 from scipy import stats  # noqa: E402
 
-from pytest_claims.anytime import UNIFORM, anytime_decision_counts, planned_prior  # noqa: E402
-from pytest_claims.decide import rate_decision_counts  # noqa: E402
-from pytest_claims.payload import PayloadError, read_any  # noqa: E402
+from pytest_claims.anytime.evalues import UNIFORM, anytime_decision_counts, planned_prior  # noqa: E402
+from pytest_claims.statements.decide import rate_decision_counts  # noqa: E402
+from pytest_claims.model.verdicts_json import PayloadError, read_any  # noqa: E402
 
 
 def rate_decisions(payload: dict, mutant: str | None = None) -> list[dict]:
@@ -95,7 +95,7 @@ def run_under(name: str, folder: str, pytest_args: list[str]) -> int:
     """pytest in this process with mutant `name` applied (the project's catalogue), reporting to `folder`."""
     import pytest
 
-    from pytest_claims.mutants import applied, catalogue
+    from pytest_claims.roles.mutants import applied, catalogue
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     with applied(catalogue("claims.mutants")[name]):

@@ -1,4 +1,4 @@
-"""The safe t-test under a look after every observation (pytest_claims.anytime_t), by Monte Carlo: how often a true
+"""The safe t-test under a look after every observation (pytest_claims.anytime.safe_t), by Monte Carlo: how often a true
 null (mean 0) is ever rejected, against the one-sided t-test's p-value read at every look; and when a real effect
 is found. Prints today's numbers; benchmarks/RESULTS.md keeps them by date.
 
@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from pytest_claims import rate_upper_bound
-from pytest_claims.anytime_t import safe_t_log_evalue
+from pytest_claims.anytime.safe_t import safe_t_log_evalue
 
 
 def running_t(samples: np.ndarray) -> np.ndarray:

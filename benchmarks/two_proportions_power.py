@@ -5,7 +5,7 @@ against Fisher's exact test read once, and what a continued chain buys.
 
 One look: for n seeds a arm and true rates (p_A, p_B), the chance that the statement 'p_A > p_B' is held, by the
 one-sided Fisher exact test at level alpha (scipy.stats.fisher_exact, p <= alpha) and by the plugin's conditional
-e-value (pytest_claims.anytime.two_proportions_log_evalue, E >= 1 / alpha): a sum over every table of its
+e-value (pytest_claims.anytime.evalues.two_proportions_log_evalue, E >= 1 / alpha): a sum over every table of its
 binomial probability. Chain: batches of b seeds a arm, a look after each, the product of the batches' e-values;
 the chance of having crossed 1 / alpha by batch m, by a walk over the running ln E (crossed mass taken out), and
 the same walk's crossing chance under the null p_A = p_B (at most alpha by Ville's inequality).
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pytest-claims" / "
 
 from scipy import stats  # noqa: E402
 
-from pytest_claims.anytime import two_proportions_log_evalue  # noqa: E402
+from pytest_claims.anytime.evalues import two_proportions_log_evalue  # noqa: E402
 
 
 def table_law(n: int, p_a: float, p_b: float) -> list[tuple[float, int, int]]:

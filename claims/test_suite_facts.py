@@ -126,7 +126,7 @@ def test_the_fixed_decisions_reasons_are_the_computed_numbers():
     import math
 
     from benchmarks.decision_choice import ends
-    from pytest_claims.anytime import rate_log_evalues
+    from pytest_claims.anytime.evalues import rate_log_evalues
 
     e60, e100 = (math.exp(rate_log_evalues(n, n, 0.9)[0]) for n in (60, 100))
     assert (f"{e60:.1f}", f"{e100:.0f}") == ("91.1", "3727") and e60 < 1 / 0.01 < e100

@@ -33,4 +33,4 @@ if [ -e "$work/replication-failed" ]; then
   exit 1
 fi
 .venv/bin/python .ci/compare_outcomes.py "$work/fresh.json" "${runs[@]}"
-.venv/bin/python -m pytest_claims.merge "$work/fresh.json" $(for seed in $replication_seeds; do echo "$work/seed$seed/verdicts.json"; done) -o "$work/replication"
+.venv/bin/python -m pytest_claims.merge.command "$work/fresh.json" $(for seed in $replication_seeds; do echo "$work/seed$seed/verdicts.json"; done) -o "$work/replication"

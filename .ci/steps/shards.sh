@@ -13,5 +13,5 @@ for group in 1 2; do
   wait "${pids[$((group - 1))]}" || { tail -40 "$work/shard$group.log"; echo "shard $group of 2 failed (rerun: pytest -m smoke --splits 2 --group $group)"; exit 1; }
   tail -1 "$work/shard$group.log"
 done
-.venv/bin/python -m pytest_claims.merge "$work/shard1/verdicts.json" "$work/shard2/verdicts.json" -o "$work/merged"
+.venv/bin/python -m pytest_claims.merge.command "$work/shard1/verdicts.json" "$work/shard2/verdicts.json" -o "$work/merged"
 compare "$work/fresh.json" "$work/merged/verdicts.json" "unsharded vs two shards merged"

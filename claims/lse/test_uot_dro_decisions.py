@@ -211,7 +211,7 @@ def test_anytime_batches_are_the_first_crossings_of_every_path(more_rate, level,
 
     from scipy import stats
 
-    from pytest_claims.anytime import two_proportions_log_evalue
+    from pytest_claims.anytime.evalues import two_proportions_log_evalue
 
     batch = 2
     steps = [two_proportions_log_evalue(k, batch, 0, batch) for k in range(batch + 1)]

@@ -104,13 +104,14 @@ def anytime_batches_to_decide(
 ) -> int | None:
     """The fewest batches of `batch` seeds a setting after which a continued overflow contrast would have crossed
     1 / level with at least `power`, when `more` overflows at `more_rate` and `fewer` never does (the rate every
-    CPU-horizon run of the fewer setting showed): the anytime-valid route (pytest_claims.anytime's two-proportions
-    e-value, one per batch, multiplied along the chain; decided at the first crossing). Exact: with `fewer` never
-    overflowing, a batch's e-value depends on its count k of `more` alone, so the chain's state is how many batches
-    had each count, its crossed mass taken out at each batch. None when `most` batches do not reach `power`."""
+    CPU-horizon run of the fewer setting showed): the anytime-valid route (pytest_claims.anytime.evalues's
+    two-proportions e-value, one per batch, multiplied along the chain; decided at the first crossing). Exact: with
+    `fewer` never overflowing, a batch's e-value depends on its count k of `more` alone, so the chain's state is how
+    many batches had each count, its crossed mass taken out at each batch. None when `most` batches do not reach
+    `power`."""
     import math
 
-    from pytest_claims.anytime import two_proportions_log_evalue
+    from pytest_claims.anytime.evalues import two_proportions_log_evalue
 
     steps = [two_proportions_log_evalue(k, batch, 0, batch) for k in range(batch + 1)]
     chance = stats.binom.pmf(np.arange(batch + 1), batch, more_rate)

@@ -1,4 +1,4 @@
-"""The project's mutant catalogue: every module of this package lists MUTANTS (pytest_claims.mutants.Mutant)
+"""The project's mutant catalogue: every module of this package lists MUTANTS (pytest_claims.roles.mutants.Mutant)
 for the kernels of one area; registry statements name the mutants they must kill."""
 
 from __future__ import annotations

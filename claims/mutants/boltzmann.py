@@ -3,7 +3,7 @@ by 1%, a lost precision, a sampler with slightly wrong probabilities, a Gibbs st
 
 from __future__ import annotations
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     # Energies, logits, softmax (B1, B2, B4)

@@ -3,7 +3,7 @@ methods, its fast Gaussian sums, the overflow threshold and the Sinkhorn referen
 
 from __future__ import annotations
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     # kernel SGD: the update equations

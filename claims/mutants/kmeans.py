@@ -3,7 +3,7 @@ data, Lloyd, Hartigan, the Gram and Wishart routes and NMI is likely to make."""
 
 from __future__ import annotations
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     # Data and keys

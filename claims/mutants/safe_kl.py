@@ -3,7 +3,7 @@ conjugate, the dual F_rho and its solver, LogSumExp and CVaR is likely to make."
 
 from __future__ import annotations
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     # F_rho through the dual

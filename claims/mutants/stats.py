@@ -4,7 +4,7 @@ confidence level, a two-sided bound for a one-sided one, p-values too small, a d
 
 from __future__ import annotations
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     Mutant(

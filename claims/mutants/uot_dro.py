@@ -3,7 +3,7 @@ inner maximisation and a batched program of many runs is likely to make."""
 
 from __future__ import annotations
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     Mutant(

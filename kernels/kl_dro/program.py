@@ -72,7 +72,7 @@ def sgd_runs(
     in float64 for l = r^2; a configuration's own start, at its loss scale and in the run's precision, is
     its `objective[..., 0]`). A configuration non-finite on every stream is
     dropped from the program at the next epoch end (it can never become finite again).
-    `checkpoint` (pytest_claims.store.Checkpoint) makes the run resumable at epoch ends. `on_step`
+    `checkpoint` (pytest_claims.store.result_store.Checkpoint) makes the run resumable at epoch ends. `on_step`
     (reference tests) is called with the program after every step (`Program.current` reads its state);
     a true return stops the run there, with the records after epoch 0 left NaN.
     """

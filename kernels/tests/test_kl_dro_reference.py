@@ -172,7 +172,7 @@ class _Interrupted(Exception):
 
 
 class _MemoryCheckpoint:
-    """pytest_claims.store.Checkpoint's interface, in memory; can interrupt the run right after a save."""
+    """pytest_claims.store.result_store.Checkpoint's interface, in memory; can interrupt the run right after a save."""
 
     def __init__(self, every: int, interrupt: bool) -> None:
         self.every, self.interrupt, self.state = every, interrupt, None

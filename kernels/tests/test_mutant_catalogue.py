@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_claims.mutants import catalogue, stale_mutants
+from pytest_claims.roles.mutants import catalogue, stale_mutants
 
 CATALOGUE = "claims.mutants"
 

@@ -33,7 +33,7 @@ BINOMIAL_CASES = [
 @pytest.mark.smoke
 @pytest.mark.parametrize("confidence", [CONFIDENCE, 0.999])
 def test_clopper_pearson_bounds_equal_scipy_exact_one_sided_intervals(confidence):
-    # The plugin's bounds, which the K statements decide by (pytest_claims.binomial), against SciPy's.
+    # The plugin's bounds, which the K statements decide by (pytest_claims.stats.binomial), against SciPy's.
     # scipy finds its bounds by root finding (about 1e-9 relative); the defining equations below are
     # checked to 1e-8.
     for n, x in BINOMIAL_CASES:

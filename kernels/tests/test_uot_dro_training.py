@@ -51,7 +51,7 @@ class _MemoryCheckpoint:
         return self.saved
 
     def save(self, state) -> None:
-        from pytest_claims import codec
+        from pytest_claims.store import codec
 
         self.saved = codec.loads(codec.dumps({}, state))[1]  # what the store keeps survives its data-only format
         if self.interrupt:

@@ -1,4 +1,4 @@
-"""Benchmark of the Clopper-Pearson bound helpers: time and accuracy of pytest_claims.binomial against SciPy's.
+"""Benchmark of the Clopper-Pearson bound helpers: time and accuracy of pytest_claims.stats.binomial against SciPy's.
 
 A script, not a test: `python benchmarks/bench_binomial.py [--quick]` from pytest-claims/. For n = 1e3 ... 1e9
 trials it times one decide_rate-equivalent computation (a lower bound at alpha = 0.01 and an upper bound at
@@ -21,7 +21,8 @@ from pathlib import Path
 
 from scipy import special, stats
 
-from pytest_claims import binomial, decide
+from pytest_claims.statements import decide
+from pytest_claims.stats import binomial
 
 HERE = Path(__file__).resolve().parent
 SIZES = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]

@@ -4,7 +4,7 @@ one anytime statement that the continuation tests write (its ini file and regist
 
 from __future__ import annotations
 
-from pytest_claims.anytime import UNIFORM, rate_log_evalues_for
+from pytest_claims.anytime.evalues import UNIFORM, rate_log_evalues_for
 
 
 def ledger_batches(*counts: tuple[int, int], threshold: float, seed: int = 0) -> list[dict]:

@@ -1,7 +1,7 @@
-"""The anytime-valid e-values of pytest_claims.anytime against their oracles: SciPy's beta functions (an independent
-implementation of the formulas), the closed forms, the martingale identity (the e-value's exact mean under the null
-is 1, by summing the binomial law), an exact dynamic program of the type-I error under 100 looks (at most alpha for
-the e-process; today's Clopper-Pearson rule reapplied at every look inflates it), the chain rule of pooling, and
+"""The anytime-valid e-values of pytest_claims.anytime.evalues against their oracles: SciPy's beta functions (an
+independent implementation of the formulas), the closed forms, the martingale identity (the e-value's exact mean under
+the null is 1, by summing the binomial law), an exact dynamic program of the type-I error under 100 looks (at most alpha
+for the e-process; today's Clopper-Pearson rule reapplied at every look inflates it), the chain rule of pooling, and
 the design's measured numbers (docs/explanation/anytime-design.md, computed by a separate SciPy prototype).
 
 Each oracle is also shown to reject a wrong e-value (an unrestricted prior, a wrong normalisation, a product of
@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from pytest_claims import anytime, binomial, decide
-from pytest_claims.anytime import UNIFORM, BetaPrior
+from pytest_claims.anytime import evalues
+from pytest_claims.statements import decide
+from pytest_claims.stats import binomial
+from pytest_claims.anytime.evalues import UNIFORM, BetaPrior
 
 PRIORS = {
     "uniform": UNIFORM,
@@ -74,7 +76,7 @@ GRID = [(s, n, t) for n in (1, 7, 100, 2000) for t in (0.05, 0.4, 0.9) for s in 
 def test_the_log_evalues_are_the_formulas(prior):
     checked = 0
     for s, n, t in GRID:
-        greater, less = anytime.rate_log_evalues(s, n, t, prior=prior)
+        greater, less = evalues.rate_log_evalues(s, n, t, prior=prior)
         for found, side in ((greater, True), (less, False)):
             with np.errstate(all="ignore"):
                 try:
@@ -96,7 +98,7 @@ def test_the_uniform_prior_is_two_binomial_tails(n, t):
     at t = 0.1, S = 315)."""
     for s in range(n + 1):
         log_mass = math.log(math.comb(n, s)) + s * math.log(t) + (n - s) * math.log1p(-t)
-        greater, less = anytime.rate_log_evalues(s, n, t)
+        greater, less = evalues.rate_log_evalues(s, n, t)
         tail_le, tail_ge = binomial.binomial_cdf(s, n + 1, t), binomial.binomial_sf(s + 1, n + 1, t)
         if tail_le > 1e-290:  # a subnormal tail has lost digits
             assert close(greater, math.log(tail_le / ((1 - t) * (n + 1))) - log_mass, 1e-10), s
@@ -109,22 +111,22 @@ def test_every_trial_succeeding_and_no_trial_at_all():
     """E = 1 before any trial; all successes: E_gt = (1 - t^(n+1)) / ((n + 1)(1 - t) t^n) (anytime-design.md 4.2c: t =
     0.99 needs 1161 trials at alpha 1e-4, and E at Clopper-Pearson's 917 is 1096)."""
     for prior in PRIORS.values():
-        assert anytime.rate_log_evalues(0, 0, 0.3, prior=prior) == (0.0, 0.0)
+        assert evalues.rate_log_evalues(0, 0, 0.3, prior=prior) == (0.0, 0.0)
     for t, n in ((0.9, 88), (0.99, 917), (0.999, 9206), (0.99, 10**5)):
         closed = -math.log((n + 1) * (1 - t)) - n * math.log(t) + math.log1p(-(t ** (n + 1)))
-        assert close(anytime.rate_log_evalues(n, n, t)[0], closed)
-    assert round(math.exp(anytime.rate_log_evalues(917, 917, 0.99)[0])) == 1096
+        assert close(evalues.rate_log_evalues(n, n, t)[0], closed)
+    assert round(math.exp(evalues.rate_log_evalues(917, 917, 0.99)[0])) == 1096
 
 
 @pytest.mark.smoke
 def test_a_huge_sample_stays_finite_where_the_tails_underflow():
     """At 10^6 trials the tails are far below the smallest double; the logs are not (their difference from the
     SciPy formula cannot be taken there, so the chain rule checks them: pooled = first half x second half)."""
-    greater, less = anytime.rate_log_evalues(np.int64(520_000), np.int64(10**6), 0.5)  # NumPy's integers are counts
+    greater, less = evalues.rate_log_evalues(np.int64(520_000), np.int64(10**6), 0.5)  # NumPy's integers are counts
     # ln E_gt is about n KL(0.52 || 0.5) = 800.3 less a log term; E_lt's tail I_t(a + S, b + F) is near e^-800
     assert 785.0 < greater < 800.3 and -20.0 < less < 0.0
-    first, _ = anytime.rate_log_evalues(260_000, 500_000, 0.5)
-    second, _ = anytime.rate_log_evalues(260_000, 500_000, 0.5, prior=UNIFORM.after(260_000, 500_000))
+    first, _ = evalues.rate_log_evalues(260_000, 500_000, 0.5)
+    second, _ = evalues.rate_log_evalues(260_000, 500_000, 0.5, prior=UNIFORM.after(260_000, 500_000))
     assert close(first + second, greater, 1e-12)
 
 
@@ -152,14 +154,14 @@ def test_log_incomplete_beta_is_the_log_of_the_tails_even_past_underflow():
 @pytest.mark.parametrize("n", [1, 10, 200])
 def test_the_evalue_has_mean_one_at_the_threshold(prior, t, n):
     for side in (0, 1):
-        mean = null_mean(lambda s: anytime.rate_log_evalues(s, n, t, prior=prior)[side], n, t)
+        mean = null_mean(lambda s: evalues.rate_log_evalues(s, n, t, prior=prior)[side], n, t)
         assert abs(mean - 1.0) < 1e-12, (side, mean)
 
 
 @pytest.mark.parametrize("t", [0.1, 0.5, 0.9])
 def test_the_evalue_has_mean_one_at_the_threshold_for_3000_trials(t):
     for side in (0, 1):
-        assert abs(null_mean(lambda s: anytime.rate_log_evalues(s, 3000, t)[side], 3000, t) - 1.0) < 1e-12
+        assert abs(null_mean(lambda s: evalues.rate_log_evalues(s, 3000, t)[side], 3000, t) - 1.0) < 1e-12
 
 
 def supermartingale_gaps(log_e, t: float, n: int, greater: bool) -> list[float]:
@@ -173,7 +175,7 @@ def supermartingale_gaps(log_e, t: float, n: int, greater: bool) -> list[float]:
 def test_the_evalue_is_at_most_one_on_average_anywhere_in_the_null(prior):
     for t, n in ((0.3, 10), (0.5, 60), (0.9, 150)):
         for side, greater in ((0, True), (1, False)):
-            gaps = supermartingale_gaps(lambda s: anytime.rate_log_evalues(s, n, t, prior=prior)[side], t, n, greater)
+            gaps = supermartingale_gaps(lambda s: evalues.rate_log_evalues(s, n, t, prior=prior)[side], t, n, greater)
             assert max(gaps) <= 1e-12, (t, n, greater, gaps)
 
 
@@ -187,7 +189,7 @@ def test_the_oracles_reject_wrong_evalues():
     prior = BetaPrior(2.0, 3.0)
     unnormalised = lambda s: scipy_log_e(s, n, t, prior) + math.log(special.betaincc(2.0, 3.0, t))  # noqa: E731
     assert abs(null_mean(unnormalised, n, t) - 1.0) > 0.1
-    assert round(null_mean(lambda s: anytime.rate_log_evalues(s, 10, 0.5)[0], 10, 0.4), 4) == 0.4155
+    assert round(null_mean(lambda s: evalues.rate_log_evalues(s, 10, 0.5)[0], 10, 0.4), 4) == 0.4155
 
 
 # ------------------------------------------------------------------------------------------------
@@ -210,14 +212,14 @@ def refuted_chance(counts_at, t: float, step: int, looks: int) -> float:
 
 def type_one(t: float, step: int, alpha: float, *, looks: int = 100, spend: bool = False) -> tuple[float, float]:
     """(today's rule reapplied at each look, the uniform e-process), held_alpha = 0.01; `spend`: today's rule at
-    anytime.round_alpha(alpha, k) at look k instead."""
+    evalues.round_alpha(alpha, k) at look k instead."""
 
     def today(n: int) -> tuple[int, int]:
-        level = anytime.round_alpha(alpha, n // step) if spend else alpha
+        level = evalues.round_alpha(alpha, n // step) if spend else alpha
         return decide.rate_decision_counts(n, t, alpha=level, held_alpha=0.01)
 
     def evalue(n: int) -> tuple[int, int]:
-        return anytime.anytime_decision_counts(n, t, alpha=alpha, held_alpha=0.01)
+        return evalues.anytime_decision_counts(n, t, alpha=alpha, held_alpha=0.01)
 
     return refuted_chance(today, t, step, looks), refuted_chance(evalue, t, step, looks)
 
@@ -226,7 +228,7 @@ def type_one(t: float, step: int, alpha: float, *, looks: int = 100, spend: bool
 def test_one_look_of_the_dynamic_program_is_the_binomial_tail():
     for counts_at in (
         lambda n: decide.rate_decision_counts(n, 0.5, alpha=1e-4, held_alpha=0.01),
-        lambda n: anytime.anytime_decision_counts(n, 0.5, alpha=1e-4, held_alpha=0.01),
+        lambda n: evalues.anytime_decision_counts(n, 0.5, alpha=1e-4, held_alpha=0.01),
     ):
         most_refuted, _ = counts_at(1000)
         assert close(refuted_chance(counts_at, 0.5, 1000, 1), binomial.binomial_cdf(most_refuted, 1000, 0.5), 1e-9)
@@ -252,7 +254,7 @@ def test_the_type_one_errors_are_the_specs():
 def test_spending_alpha_over_the_rounds_keeps_todays_rule_valid():
     spent, _ = type_one(0.5, 10, 1e-4, spend=True)
     assert spent <= 1e-4
-    rounds = [anytime.round_alpha(1e-4, k) for k in range(1, 10**5)]
+    rounds = [evalues.round_alpha(1e-4, k) for k in range(1, 10**5)]
     gap = 1e-4 - math.fsum(rounds)  # the rounds not taken: 6 alpha / pi^2 times sum over k >= 1e5 of 1 / k^2
     assert gap > 0 and math.isclose(gap, 6e-4 / math.pi**2 / (10**5 - 0.5), rel_tol=1e-6)
 
@@ -272,11 +274,11 @@ def test_only_the_evalue_keeps_its_false_alarm_on_the_whole_grid(t, step, alpha)
 @pytest.mark.smoke
 def test_the_first_crossing_decides_and_stays():
     log_1e4 = math.log(1e4)
-    found = anytime.decide_log_evalues([1.0, 5.0, 1.0], [0.0, log_1e4, 0.0], alpha=1e-4, held_alpha=0.01)
+    found = evalues.decide_log_evalues([1.0, 5.0, 1.0], [0.0, log_1e4, 0.0], alpha=1e-4, held_alpha=0.01)
     assert (found.decision, found.decided_at_look, found.log_e_for, found.max_log_e_for) == ("held", 2, 1.0, 5.0)
-    found = anytime.decide_log_evalues([0.0, 0.0], [1.0, log_1e4], alpha=1e-4, held_alpha=0.01)
+    found = evalues.decide_log_evalues([0.0, 0.0], [1.0, log_1e4], alpha=1e-4, held_alpha=0.01)
     assert (found.decision, found.decided_at_look, found.max_log_e_against) == ("refuted", 2, log_1e4)
-    found = anytime.decide_log_evalues([0.0], [50.0], alpha=0.0)
+    found = evalues.decide_log_evalues([0.0], [50.0], alpha=0.0)
     assert (found.decision, found.decided_at_look) == ("inconclusive", None)
 
 
@@ -285,14 +287,14 @@ def test_a_rate_decided_along_its_looks():
     """60 of 100, 130 of 200, 175 of 300 for 'rate >= 0.5': held at the look where the pooled counts cross (the
     second), and still held at the third, where the counts alone would no longer hold it."""
     looks = [(60, 100), (130, 200), (175, 300)]
-    found = anytime.decide_rate_looks(looks, 0.5, at_least=True, alpha=1e-4, held_alpha=0.01)
-    crossed = [anytime.rate_log_evalues(s, n, 0.5)[0] >= math.log(100) for s, n in looks]
+    found = evalues.decide_rate_looks(looks, 0.5, at_least=True, alpha=1e-4, held_alpha=0.01)
+    crossed = [evalues.rate_log_evalues(s, n, 0.5)[0] >= math.log(100) for s, n in looks]
     assert crossed == [False, True, False]
     assert found.decision == "held" and found.decided_at_look == 2 and found.max_log_e_for > found.log_e_for
-    mirrored = anytime.decide_rate_looks([(n - s, n) for s, n in looks], 0.5, at_least=False, alpha=1e-4)
+    mirrored = evalues.decide_rate_looks([(n - s, n) for s, n in looks], 0.5, at_least=False, alpha=1e-4)
     assert close(mirrored.log_e_for, found.log_e_for, 1e-12)
     with pytest.raises(ValueError, match="cumulative"):
-        anytime.decide_rate_looks([(60, 100), (59, 200)], 0.5, at_least=True, alpha=1e-4)
+        evalues.decide_rate_looks([(60, 100), (59, 200)], 0.5, at_least=True, alpha=1e-4)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -309,11 +311,11 @@ def test_a_rate_decided_along_its_looks():
     ],
 )
 def test_pooled_counts_are_the_sequential_product(t, first, second, prior):
-    pooled = anytime.rate_log_evalues(first[0] + second[0], first[1] + second[1], t, prior=prior)
-    before = anytime.rate_log_evalues(*first, t, prior=prior)
-    after = anytime.rate_log_evalues(*second, t, prior=prior.after(*first))
+    pooled = evalues.rate_log_evalues(first[0] + second[0], first[1] + second[1], t, prior=prior)
+    before = evalues.rate_log_evalues(*first, t, prior=prior)
+    after = evalues.rate_log_evalues(*second, t, prior=prior.after(*first))
     for side in (0, 1):
-        assert close(anytime.product_log_evalue([before[side], after[side]]), pooled[side], 1e-12)
+        assert close(evalues.product_log_evalue([before[side], after[side]]), pooled[side], 1e-12)
     with pytest.raises(ValueError, match="point mass"):
         PRIORS["point mass"].after(*first)
 
@@ -323,13 +325,13 @@ def test_averages_survive_dependence_and_products_do_not():
     """Two runs of one seed see the same data: the average of their e-values keeps mean 1, their product does
     not (E[E^2] > 1); the average of two priors' e-values on the same data is an e-value too."""
     n, t = 200, 0.5
-    one = lambda s: anytime.rate_log_evalues(s, n, t)[0]  # noqa: E731
-    assert abs(null_mean(lambda s: anytime.average_log_evalue([one(s), one(s)]), n, t) - 1.0) < 1e-12
-    assert null_mean(lambda s: anytime.product_log_evalue([one(s), one(s)]), n, t) > 10.0
-    two = lambda s: anytime.rate_log_evalues(s, n, t, prior=BetaPrior(9, 1))[0]  # noqa: E731
-    mixed = lambda s: anytime.average_log_evalue([one(s), two(s)], weights=[1.0, 3.0])  # noqa: E731
+    one = lambda s: evalues.rate_log_evalues(s, n, t)[0]  # noqa: E731
+    assert abs(null_mean(lambda s: evalues.average_log_evalue([one(s), one(s)]), n, t) - 1.0) < 1e-12
+    assert null_mean(lambda s: evalues.product_log_evalue([one(s), one(s)]), n, t) > 10.0
+    two = lambda s: evalues.rate_log_evalues(s, n, t, prior=BetaPrior(9, 1))[0]  # noqa: E731
+    mixed = lambda s: evalues.average_log_evalue([one(s), two(s)], weights=[1.0, 3.0])  # noqa: E731
     assert abs(null_mean(mixed, n, t) - 1.0) < 1e-12
-    assert anytime.product_log_evalue([1.0, -math.inf]) == -math.inf
+    assert evalues.product_log_evalue([1.0, -math.inf]) == -math.inf
 
 
 # ------------------------------------------------------------------------------------------------
@@ -342,7 +344,7 @@ def test_averages_survive_dependence_and_products_do_not():
 def test_the_bounds_are_the_edges_of_the_set_not_rejected(s, n, alpha):
     """At the bound the e-value (SciPy's) reaches 1 / alpha; a hair inside it does not; the bound is wider than
     Clopper-Pearson's, and E_gt falls with t below S / n (so the set is an interval)."""
-    lower, upper = anytime.anytime_rate_lower_bound(s, n, alpha), anytime.anytime_rate_upper_bound(s, n, alpha)
+    lower, upper = evalues.anytime_rate_lower_bound(s, n, alpha), evalues.anytime_rate_upper_bound(s, n, alpha)
     assert 0.0 < lower < s / n <= upper <= 1.0
     with np.errstate(all="ignore"):
         assert scipy_log_e(s, n, lower) >= -math.log(alpha) - 1e-9
@@ -352,7 +354,7 @@ def test_the_bounds_are_the_edges_of_the_set_not_rejected(s, n, alpha):
             assert scipy_log_e(s, n, 1 - (1 - upper) * (1 + 1e-9), greater=False) < -math.log(alpha)
     assert lower < binomial.rate_lower_bound(s, n, alpha) and upper >= binomial.rate_upper_bound(s, n, alpha)
     grid = [lower * f for f in np.linspace(0.2, 1.0, 9)] + [lower + (s / n - lower) * f for f in (0.25, 0.5, 0.9)]
-    values = [anytime.rate_log_evalues(s, n, t)[0] for t in grid]
+    values = [evalues.rate_log_evalues(s, n, t)[0] for t in grid]
     assert all(a > b for a, b in zip(values, values[1:]))
 
 
@@ -360,8 +362,8 @@ def test_the_bounds_are_the_edges_of_the_set_not_rejected(s, n, alpha):
 def test_the_bounds_are_the_specs():
     """anytime-design.md 4.2d, uniform prior, 4 digits."""
     for s, n, alpha, spec in ((60, 100, 1e-2, 0.4253), (60, 100, 1e-4, 0.3698), (100, 100, 1e-4, 0.8903)):
-        assert round(anytime.anytime_rate_lower_bound(s, n, alpha), 4) == spec
-    assert anytime.anytime_rate_lower_bound(0, 10, 1e-4) == 0.0 and anytime.anytime_rate_upper_bound(10, 10, 0.01) == 1
+        assert round(evalues.anytime_rate_lower_bound(s, n, alpha), 4) == spec
+    assert evalues.anytime_rate_lower_bound(0, 10, 1e-4) == 0.0 and evalues.anytime_rate_upper_bound(10, 10, 0.01) == 1
 
 
 def least_all_successes(t: float, alpha: float, w: float = 0.0) -> int:
@@ -378,10 +380,10 @@ def least_all_successes(t: float, alpha: float, w: float = 0.0) -> int:
 @pytest.mark.parametrize("t", [0.9, 0.99])
 @pytest.mark.parametrize("alpha", [1e-2, 1e-4, 1e-5])
 def test_the_needed_size_when_every_trial_succeeds(t, alpha):
-    found = anytime.anytime_trials_to_decide(1.0, t, alpha, at_least=True)
+    found = evalues.anytime_trials_to_decide(1.0, t, alpha, at_least=True)
     assert found == least_all_successes(t, alpha)
     point = BetaPrior(point_mass=0.5)
-    assert anytime.anytime_trials_to_decide(1.0, t, alpha, at_least=True, prior=point) == least_all_successes(
+    assert evalues.anytime_trials_to_decide(1.0, t, alpha, at_least=True, prior=point) == least_all_successes(
         t, alpha, 0.5
     )
 
@@ -391,8 +393,8 @@ def test_the_needed_sizes_are_the_specs():
     """anytime-design.md 4.2c: uniform mixture 1161 (t = 0.99, alpha 1e-4), 62 / 111 / 134 at t = 0.9. The spec's
     986 for the point mass w = 1/2 counts the point mass alone (0.5 * 0.99^-n >= 1e4); the mixture with its beta
     part decides at 976 (least_all_successes scans it)."""
-    assert anytime.anytime_trials_to_decide(1.0, 0.99, 1e-4, at_least=True) == 1161
-    assert [anytime.anytime_trials_to_decide(1.0, 0.9, a, at_least=True) for a in (1e-2, 1e-4, 1e-5)] == [62, 111, 134]
+    assert evalues.anytime_trials_to_decide(1.0, 0.99, 1e-4, at_least=True) == 1161
+    assert [evalues.anytime_trials_to_decide(1.0, 0.9, a, at_least=True) for a in (1e-2, 1e-4, 1e-5)] == [62, 111, 134]
     assert least_all_successes(0.99, 1e-4, 0.5) == 976
     assert math.ceil(math.log(2e4) / -math.log(0.99)) == 986
 
@@ -405,15 +407,15 @@ def test_the_needed_sizes_are_the_specs():
 def test_the_needed_size_is_the_least_by_a_scan(rate, t, at_least, trials):
     """Against every N, with SciPy's formula at the kept rate (rate * N successes, a real number)."""
     alpha, held_alpha = 1e-4, 1e-2
-    found = anytime.anytime_trials_to_decide(rate, t, alpha, at_least=at_least, trials=trials, held_alpha=held_alpha)
+    found = evalues.anytime_trials_to_decide(rate, t, alpha, at_least=at_least, trials=trials, held_alpha=held_alpha)
     greater = rate > t
     level = held_alpha if greater == at_least else alpha
     n = trials
     while scipy_log_e(rate * n, n, t, greater=greater) < -math.log(level):
         n += 1
     assert found == n
-    assert anytime.anytime_trials_to_decide(0.5, 0.5, alpha, at_least=True) is None
-    assert anytime.anytime_trials_to_decide(0.6, 0.5, alpha, at_least=True, most=10) is None
+    assert evalues.anytime_trials_to_decide(0.5, 0.5, alpha, at_least=True) is None
+    assert evalues.anytime_trials_to_decide(0.6, 0.5, alpha, at_least=True, most=10) is None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -428,7 +430,7 @@ def test_the_two_proportions_evalue_has_conditional_mean_one_under_equal_rates()
         for total in range(n_a + n_b + 1):
             low, high = max(0, total - n_b), min(total, n_a)
             support = range(low, high + 1)
-            values = [math.exp(anytime.two_proportions_log_evalue(x, n_a, total - x, n_b)) for x in support]
+            values = [math.exp(evalues.two_proportions_log_evalue(x, n_a, total - x, n_b)) for x in support]
             null = stats.hypergeom.pmf(list(support), n_a + n_b, n_a, total)
             assert abs(math.fsum(p * v for p, v in zip(null, values)) - 1.0) < 1e-12
             below = stats.nchypergeom_fisher.pmf(list(support), n_a + n_b, n_a, total, 0.5)
@@ -441,12 +443,12 @@ def test_the_two_proportions_evalue_at_extreme_tables_and_the_specs_values():
     values at 10 per arm: 10/10 vs 0/10 1.34e5, 9/10 vs 0/10 1.29e4, 8/10 vs 0/10 2240 (w_inf = 1/2); 1.85e5 at w_inf =
     1."""
     fisher = stats.fisher_exact([[10, 0], [0, 10]], alternative="greater")[1]
-    mixture = math.exp(anytime.two_proportions_log_evalue(10, 10, 0, 10, w_inf=0.0))
-    assert close(math.exp(anytime.two_proportions_log_evalue(10, 10, 0, 10)), 0.5 / fisher + 0.5 * mixture, 1e-12)
-    shown = [f"{math.exp(anytime.two_proportions_log_evalue(k, 10, 0, 10)):.3g}" for k in (10, 9, 8)]
+    mixture = math.exp(evalues.two_proportions_log_evalue(10, 10, 0, 10, w_inf=0.0))
+    assert close(math.exp(evalues.two_proportions_log_evalue(10, 10, 0, 10)), 0.5 / fisher + 0.5 * mixture, 1e-12)
+    shown = [f"{math.exp(evalues.two_proportions_log_evalue(k, 10, 0, 10)):.3g}" for k in (10, 9, 8)]
     assert shown == ["1.34e+05", "1.29e+04", "2.24e+03"]
-    assert f"{math.exp(anytime.two_proportions_log_evalue(10, 10, 0, 10, w_inf=1.0)):.3g}" == "1.85e+05"
-    assert anytime.two_proportions_log_evalue(0, 5, 0, 5) == 0.0  # one table for its margins: no evidence
+    assert f"{math.exp(evalues.two_proportions_log_evalue(10, 10, 0, 10, w_inf=1.0)):.3g}" == "1.85e+05"
+    assert evalues.two_proportions_log_evalue(0, 5, 0, 5) == 0.0  # one table for its margins: no evidence
 
 
 @pytest.mark.smoke
@@ -458,7 +460,7 @@ def test_the_two_proportions_evalue_has_fishers_power_at_small_alpha():
         for k_a in range(11):
             for k_b in range(11):
                 chance = stats.binom.pmf(k_a, 10, 0.9) * stats.binom.pmf(k_b, 10, 0.05)
-                evalue += chance * (anytime.two_proportions_log_evalue(k_a, 10, k_b, 10) >= -math.log(alpha))
+                evalue += chance * (evalues.two_proportions_log_evalue(k_a, 10, k_b, 10) >= -math.log(alpha))
                 fisher += chance * (stats.fisher_exact([[k_a, 10 - k_a], [k_b, 10 - k_b]], "greater")[1] < alpha)
         assert round(evalue, 3) == round(fisher, 3) == spec
 
@@ -473,7 +475,7 @@ def held_quantiles(q: float, t: float, alpha: float, prior: BetaPrior, most: int
     going, held = np.ones(1), []
     for n in range(1, most + 1):
         going = np.convolve(going, [1 - q, q])
-        _, least_held = anytime.anytime_decision_counts(n, t, alpha=alpha, held_alpha=alpha, prior=prior)
+        _, least_held = evalues.anytime_decision_counts(n, t, alpha=alpha, held_alpha=alpha, prior=prior)
         held.append(going[least_held:].sum())
         going[least_held:] = 0.0
     total = np.cumsum(held)
@@ -484,12 +486,12 @@ def test_the_cost_of_looking_at_will_is_the_specs():
     """anytime-design.md 4.2a, 0.9 against 0.8 at alpha 1e-4: Clopper-Pearson's n90 331; the uniform prior's tau50 /
     tau90 263 / 432; the prior planned at 331 trials 262 / 422 (1.27x)."""
     assert held_quantiles(0.9, 0.8, 1e-4, UNIFORM, 450) == (263, 432)
-    assert held_quantiles(0.9, 0.8, 1e-4, anytime.planned_prior(0.8, 331, 1e-4), 450) == (262, 422)
+    assert held_quantiles(0.9, 0.8, 1e-4, evalues.planned_prior(0.8, 331, 1e-4), 450) == (262, 422)
 
 
 @pytest.mark.smoke
 def test_the_planned_prior_is_centred_on_the_threshold():
-    prior = anytime.planned_prior(0.8, 331, 1e-4)
+    prior = evalues.planned_prior(0.8, 331, 1e-4)
     assert math.isclose(prior.a / (prior.a + prior.b), 0.8) and 5 < prior.a + prior.b < 50
 
 
@@ -501,20 +503,20 @@ def test_the_planned_prior_is_centred_on_the_threshold():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: anytime.rate_log_evalues(1, 10, 1.0), "strictly between"),
-        (lambda: anytime.rate_log_evalues(11, 10, 0.5), r"in \[0, trials\]"),
-        (lambda: anytime.rate_log_evalues(1.0, 10, 0.5), "integers"),
-        (lambda: anytime.decide_log_evalues([1.0], [1.0], alpha=0.99), "level"),
-        (lambda: anytime.decide_log_evalues([1.0], [], alpha=0.01), "one e-value per side"),
-        (lambda: anytime.decide_log_evalues([math.nan], [0.0], alpha=0.01), "NaN"),
+        (lambda: evalues.rate_log_evalues(1, 10, 1.0), "strictly between"),
+        (lambda: evalues.rate_log_evalues(11, 10, 0.5), r"in \[0, trials\]"),
+        (lambda: evalues.rate_log_evalues(1.0, 10, 0.5), "integers"),
+        (lambda: evalues.decide_log_evalues([1.0], [1.0], alpha=0.99), "level"),
+        (lambda: evalues.decide_log_evalues([1.0], [], alpha=0.01), "one e-value per side"),
+        (lambda: evalues.decide_log_evalues([math.nan], [0.0], alpha=0.01), "NaN"),
         (lambda: BetaPrior(0.0, 1.0), "a, b > 0"),
         (lambda: BetaPrior(point_mass=1.5), "point_mass"),
-        (lambda: anytime.planned_prior(0.5, 0, 1e-4), "planned_trials"),
-        (lambda: anytime.round_alpha(1e-4, 0), "round_number"),
-        (lambda: anytime.average_log_evalue([0.0, 1.0], weights=[1.0]), "weights"),
-        (lambda: anytime.product_log_evalue([]), "non-empty"),
-        (lambda: anytime.anytime_rate_lower_bound(5, 4, 0.01), r"in \[0, trials\]"),
-        (lambda: anytime.two_proportions_log_evalue(3, 10, 1, 10, w_inf=2.0), "w_inf"),
+        (lambda: evalues.planned_prior(0.5, 0, 1e-4), "planned_trials"),
+        (lambda: evalues.round_alpha(1e-4, 0), "round_number"),
+        (lambda: evalues.average_log_evalue([0.0, 1.0], weights=[1.0]), "weights"),
+        (lambda: evalues.product_log_evalue([]), "non-empty"),
+        (lambda: evalues.anytime_rate_lower_bound(5, 4, 0.01), r"in \[0, trials\]"),
+        (lambda: evalues.two_proportions_log_evalue(3, 10, 1, 10, w_inf=2.0), "w_inf"),
         (lambda: binomial.log_incomplete_beta(1.0, 1.0, 1.5), r"\[0, 1\]"),
     ],
 )

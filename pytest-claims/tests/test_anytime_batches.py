@@ -1,5 +1,5 @@
-"""Anytime decisions whose batches' e-values multiply (pytest_claims.anytime_batches): decide_two_proportions and
-decide_safe_t. Oracles: the exact type-I error of the product chain under a look after every batch (enumerated,
+"""Anytime decisions whose batches' e-values multiply (pytest_claims.statements.anytime_batches): decide_two_proportions
+and decide_safe_t. Oracles: the exact type-I error of the product chain under a look after every batch (enumerated,
 at most alpha), the product's null mean (exactly at most 1), a Monte Carlo of the safe t chain; then the decisions,
 their refusals, the ledger's checks of these chains, and a toy statement continued, pooled over two machines' seeds
 in a merge, and refused a duplicated stream."""
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from chains import INI, toy_registry
 from pytest_claims import decide_safe_t, decide_two_proportions
-from pytest_claims.anytime import two_proportions_log_evalue
-from pytest_claims.anytime_t import safe_t_log_evalue
-from pytest_claims.chain_kinds import derive_chain
-from pytest_claims.ledger import LedgerInvalid, check_ledger
+from pytest_claims.anytime.evalues import two_proportions_log_evalue
+from pytest_claims.anytime.safe_t import safe_t_log_evalue
+from pytest_claims.anytime.chain_kinds import derive_chain
+from pytest_claims.statements.ledger import LedgerInvalid, check_ledger
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
-from pytest_claims.pool import pool_chains
+from pytest_claims.merge.pool import pool_chains
 
 pytestmark = pytest.mark.smoke
 
@@ -230,7 +230,7 @@ def test_seeds_chains_pool_into_the_product_of_all_their_batches():
 TEST = """
 import pytest
 from pytest_claims import decide_two_proportions, registered_false_alarm
-from pytest_claims.seeding import keyed_rng
+from pytest_claims.roles.seeding import keyed_rng
 
 
 @pytest.mark.smoke
@@ -280,7 +280,7 @@ def test_a_duplicated_stream_and_a_fixed_registration_are_refused(pytester):
 
 
 def test_two_machines_continuations_of_a_trial_pool_in_a_merge(pytester, tmp_path):
-    from pytest_claims.merge import main as merge_main
+    from pytest_claims.merge.command import main as merge_main
 
     make_trial(pytester)
     files, records = [], []
@@ -327,8 +327,8 @@ def test_levels():
 
 
 def test_each_round_tests_at_the_alpha_spent_on_it():
-    from pytest_claims.anytime import round_alpha
-    from pytest_claims.chain_kinds import decide_chain
+    from pytest_claims.anytime.evalues import round_alpha
+    from pytest_claims.anytime.chain_kinds import decide_chain
 
     statement = {"what": "x", "alpha": 1e-3, "held_alpha": 1e-2, "kind": "spent-p"}
     rounds = [{"p_for": 0.5, "p_against": 0.5}, {"p_for": None, "p_against": 0.5}]
@@ -373,7 +373,7 @@ def test_spending_chains_are_not_pooled():
 SPENT_TEST = """
 import pytest
 from pytest_claims import decide_test, registered_false_alarm
-from pytest_claims.seeding import keyed_rng
+from pytest_claims.roles.seeding import keyed_rng
 
 
 @pytest.mark.smoke

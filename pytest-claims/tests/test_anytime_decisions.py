@@ -12,19 +12,19 @@ from pathlib import Path
 import pytest
 from chains import INI, ledger_batches, toy_registry
 from filelock import FileLock
-from pytest_claims import ledger as ledger_module
-from pytest_claims.anytime import (
+from pytest_claims.statements import ledger as ledger_module
+from pytest_claims.anytime.evalues import (
     UNIFORM,
     BetaPrior,
     anytime_trials_to_decide,
     planned_prior,
     rate_log_evalues_for,
 )
-from pytest_claims.binomial import rate_lower_bound
-from pytest_claims.decide import decide_rate
-from pytest_claims.ledger import LedgerInvalid, check_ledger
+from pytest_claims.stats.binomial import rate_lower_bound
+from pytest_claims.statements.decide import decide_rate
+from pytest_claims.statements.ledger import LedgerInvalid, check_ledger
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
-from pytest_claims.registry import RegistryError, load_registry
+from pytest_claims.model.registry import RegistryError, load_registry
 
 pytestmark = pytest.mark.smoke
 
@@ -204,7 +204,7 @@ def test_next_batch_replays_unless_continuing_an_undecided_ledger():
 COIN_TEST = """
 import pytest
 from pytest_claims import decide_rate, registered_false_alarm
-from pytest_claims.seeding import keyed_rng
+from pytest_claims.roles.seeding import keyed_rng
 
 
 @pytest.mark.smoke
@@ -352,7 +352,7 @@ def test_changed_parameters_do_not_continue_a_ledger(pytester):
 
 def test_a_run_with_a_registered_decision_merges(pytester, tmp_path):
     """verdicts.json carries the registry's `decision`; the merge's schema must know the field."""
-    from pytest_claims.merge import main as merge_main
+    from pytest_claims.merge.command import main as merge_main
 
     make_coin(pytester, decision='decision = { method = "anytime", prior = { a = 2, b = 1 } }')
     run_coin(pytester)
@@ -382,7 +382,7 @@ def continue_on(pytester, tmp_path, machine: str, seed: int, times: int) -> tupl
 
 
 def merged_record(tmp_path, *files: str) -> tuple[int, dict]:
-    from pytest_claims.merge import main as merge_main
+    from pytest_claims.merge.command import main as merge_main
 
     out = tmp_path / "merged"
     rc = merge_main([*files, "-o", str(out)])
@@ -451,7 +451,7 @@ def test_a_version_4_file_still_merges_and_an_older_one_is_refused(pytester, tmp
     rc, merged = merged_record(tmp_path, kept)
     assert rc == 0 and merged["schema_version"] == 5 and merged["claims"][0]["verdict"] == "inconclusive"
     Path(kept).write_text(json.dumps(dict(payload, schema_version=3)))
-    from pytest_claims.merge import main as merge_main
+    from pytest_claims.merge.command import main as merge_main
 
     assert merge_main([kept, "-o", str(tmp_path / "refused")]) == 2
 

@@ -1,4 +1,4 @@
-"""Means with no normality assumption (pytest_claims.anytime_betting, anytime_means): the betting capital's
+"""Means with no normality assumption (pytest_claims.anytime.betting, anytime_means): the betting capital's
 validity (each factor's null mean exactly 1 at the threshold, never below 1/2; the measured type-I error under a
 look after every observation, against a deliberately invalid bet that exceeds alpha), its continuation over
 batches, the ledger's checks of its chains, the decisions and their refusals, and the safe t refused without
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from chains import INI, toy_registry
 from pytest_claims import decide_mean, decide_mean_difference, decide_safe_t, decide_signs
-from pytest_claims.anytime import rate_log_evalues
-from pytest_claims.anytime_betting import BettingState, betting_path, betting_step
-from pytest_claims.chain_kinds import derive_chain
-from pytest_claims.ledger import LedgerInvalid, check_ledger
+from pytest_claims.anytime.evalues import rate_log_evalues
+from pytest_claims.anytime.betting import BettingState, betting_path, betting_step
+from pytest_claims.anytime.chain_kinds import derive_chain
+from pytest_claims.statements.ledger import LedgerInvalid, check_ledger
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
 
 pytestmark = pytest.mark.smoke
@@ -176,7 +176,7 @@ def test_bad_input_gets_one_line_naming_it(call, problem):
 TEST = """
 import pytest
 from pytest_claims import decide_mean, registered_false_alarm
-from pytest_claims.seeding import keyed_rng
+from pytest_claims.roles.seeding import keyed_rng
 
 
 @pytest.mark.smoke
@@ -214,7 +214,7 @@ def _seed_record(seed: int, data: list[dict]) -> dict:
 
 
 def test_seeds_betting_chains_pool_in_seed_order_and_one_stream_under_two_labels_is_refused():
-    from pytest_claims.pool import pool_chains
+    from pytest_claims.merge.pool import pool_chains
 
     one, two = [{"values": [6.0, 7.5, 5.0]}], [{"values": [8.0, 4.5]}, {"values": [9.0]}]
     pooled = pool_chains({"2": _seed_record(2, two), "1": _seed_record(1, one)})

@@ -1,4 +1,4 @@
-"""The safe t-test's e-value (pytest_claims.anytime_t) against the noncentral t density's closed form in mpmath
+"""The safe t-test's e-value (pytest_claims.anytime.safe_t) against the noncentral t density's closed form in mpmath
 (Kummer's function, at the precision its cancellation needs), its mean under the null, and its input checks."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from pytest_claims.anytime import decide_log_evalues
-from pytest_claims.anytime_t import safe_t_log_evalue
+from pytest_claims.anytime.evalues import decide_log_evalues
+from pytest_claims.anytime.safe_t import safe_t_log_evalue
 
 mp = pytest.importorskip("mpmath")
 stats = pytest.importorskip("scipy.stats")

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from pytest_claims import decide_interval, decide_rate, decide_test
-from pytest_claims.binomial import binomial_cdf, binomial_sf, rate_lower_bound, rate_upper_bound
-from pytest_claims.decide import trials_to_decide
+from pytest_claims.stats.binomial import binomial_cdf, binomial_sf, rate_lower_bound, rate_upper_bound
+from pytest_claims.statements.decide import trials_to_decide
 from pytest_claims.outcomes import StatementInconclusive
 
 NAN = float("nan")

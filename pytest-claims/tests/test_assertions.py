@@ -57,7 +57,7 @@ def test_none_names_the_first_violating_case():
 def test_evidence_values_become_exact_builtin_types():
     """A str subclass (torch.__version__ is one) becomes a str: execnet cannot send a subclass from an xdist
     worker, and a worker's report that fails to serialize ends the whole run in an INTERNALERROR."""
-    from pytest_claims.evidence import plain
+    from pytest_claims.model.evidence import plain
 
     class Version(str):
         pass

@@ -1,4 +1,4 @@
-"""The exact binomial tails and Clopper-Pearson bounds of pytest_claims.binomial (its one route, pure Python)
+"""The exact binomial tails and Clopper-Pearson bounds of pytest_claims.stats.binomial (its one route, pure Python)
 against mpmath at 40 digits and against the binomial sum itself, for n up to 1e9; each bound on its side of the
 observed rate; SciPy an oracle elsewhere (tests/test_inconclusive.py), never a route."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_claims import binomial
+from pytest_claims.stats import binomial
 
 # The module's stated accuracy, "about 1e-12 relative", is what every comparison asserts.
 RELATIVE = 1e-12

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from chains import INI, toy_registry
-from pytest_claims.registry import RegistryError, load_registry
+from pytest_claims.model.registry import RegistryError, load_registry
 
 pytestmark = pytest.mark.smoke
 
@@ -48,7 +48,7 @@ def test_s():
 
 
 def test_the_mark_reaches_verdicts_json_and_the_report_beside_both_verdicts_also_after_a_merge(pytester, tmp_path):
-    from pytest_claims.merge import main as merge_main
+    from pytest_claims.merge.command import main as merge_main
 
     pytester.makefile(".ini", pytest=INI)
     pytester.makefile(".toml", registry=toy_registry("toy/c", "s", "test_toy.py", CHANGED))

@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
-from pytest_claims import cli, export
-from pytest_claims.skeleton import FILES
-from pytest_claims.strict import STRICT_EXIT_STATUS
+from pytest_claims.cli import command
+from pytest_claims.report import export
+from pytest_claims.cli.skeleton import FILES
+from pytest_claims.roles.strict import STRICT_EXIT_STATUS
 
 pytestmark = pytest.mark.smoke
 
@@ -120,6 +121,33 @@ def test_strict_mode_exits_with_its_own_status_on_a_verdict_other_than_the_regis
     result.stdout.fnmatch_lines(["*strict: 1 claim(s) not as registered*", "*D1  verified (registered: falsified)*"])
 
 
+PAYLOAD_SEEN = """
+import json
+from pathlib import Path
+
+
+def pytest_claims_payload(config, payload):
+    seen = Path("seen.json")
+    calls = json.loads(seen.read_text()) if seen.exists() else []
+    calls.append({c["id"]: c["verdict"] for c in payload["claims"]})
+    seen.write_text(json.dumps(calls))
+"""
+
+
+def test_the_payload_is_published_once_through_the_plugins_hook(pytester):
+    """A project's plugin reads the payload through `pytest_claims_payload`: once per run, on the controller, the
+    verdicts verdicts.json then holds; strict mode reads it there too. No verdict, no call (--collect-only)."""
+    skeleton(pytester, registry_toml=('expected = "verified"', 'expected = "falsified"'))
+    pytester.makepyfile(payload_seen=PAYLOAD_SEEN)
+    result = pytester.runpytest("-p", "no:randomly", "-p", "payload_seen", "--claims-strict")
+    assert result.ret == STRICT_EXIT_STATUS, result.stdout.str()
+    written = {c["id"]: c["verdict"] for c in verdicts(pytester)["claims"]}
+    assert json.loads((pytester.path / "seen.json").read_text()) == [written]
+    (pytester.path / "seen.json").unlink()
+    assert pytester.runpytest("-p", "no:randomly", "-p", "payload_seen", "--collect-only").ret == 0
+    assert not (pytester.path / "seen.json").exists()
+
+
 def test_strict_mode_from_the_ini_key_and_quiet_when_every_verdict_is_registered(pytester):
     skeleton(pytester, pytest_ini=("claims_seed = 1", "claims_seed = 1\nclaims_strict = true"))
     result = pytester.runpytest("-p", "no:randomly")
@@ -157,7 +185,7 @@ def test_a_stale_mutant_breaks_its_claim_in_a_run_without_mutants_and_says_the_r
 
 def test_init_writes_a_project_whose_verdicts_and_mutants_are_as_registered(tmp_path):
     where = tmp_path / "paper"
-    assert cli.main(["init", str(where)]) == 0
+    assert command.main(["init", str(where)]) == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CLAIMS_"))}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "--claims-strict", "--claims-mutants"],
@@ -174,8 +202,8 @@ def test_init_writes_a_project_whose_verdicts_and_mutants_are_as_registered(tmp_
         ("D2", "falsified", "falsified"),
     ]
     assert payload["claims"][0]["power"]["killed"] == payload["claims"][0]["power"]["of"] == 2
-    assert cli.main(["init", str(where)]) == 2  # never overwrites without --force
-    assert cli.main(["init", str(where), "--force"]) == 0
+    assert command.main(["init", str(where)]) == 2  # never overwrites without --force
+    assert command.main(["init", str(where), "--force"]) == 0
 
 
 def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(pytester, capsys):
@@ -186,7 +214,7 @@ def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(p
     path = str(reports / "verdicts.json")
     capsys.readouterr()
     for fmt in ("csv", "markdown", "latex"):
-        assert cli.main(["export", "--format", fmt, path]) == 0
+        assert command.main(["export", "--format", fmt, path]) == 0
         printed = capsys.readouterr().out
         assert printed == (reports / export.FORMATS[fmt]).read_text()
     latex = (reports / "claims.tex").read_text()
@@ -198,9 +226,9 @@ def test_export_writes_each_format_from_verdicts_json_by_command_and_by_option(p
     assert "(as printed) 1 + 2 + ... + n = n\\textasciicircum{}2." in latex  # escaped, not a math superscript
     rows = (reports / "claims.csv").read_text().splitlines()
     assert [r.split(",")[0] for r in rows] == ["Key", "D1", "D2"]  # registry order
-    assert cli.main(["export", "--format", "pdf", path]) == 2
+    assert command.main(["export", "--format", "pdf", path]) == 2
     (pytester.path / "bad.json").write_text('{"claims": [{"id": 3}]}')
-    assert cli.main(["export", "--format", "csv", str(pytester.path / "bad.json")]) == 2
+    assert command.main(["export", "--format", "csv", str(pytester.path / "bad.json")]) == 2
     assert "claims[0].id is missing or not a string" in capsys.readouterr().err
     assert pytester.runpytest("-p", "no:randomly", "--claims-export=pdf").ret == 4
 
@@ -277,13 +305,13 @@ def test_a_refuted_statement_without_its_false_alarm_is_told_what_the_number_mea
 
 def test_init_names_the_next_commands_without_a_cd_into_the_folder_it_is_in(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["init", "."]) == 0
+    assert command.main(["init", "."]) == 0
     assert "next: pytest && pytest --claims-mutants" in capsys.readouterr().out
-    assert cli.main(["init", "sub dir"]) == 0
+    assert command.main(["init", "sub dir"]) == 0
     assert "next: cd 'sub dir' && pytest" in capsys.readouterr().out
 
 
 def test_counts_take_their_noun_in_the_right_number():
-    from pytest_claims.shown_numbers import counted
+    from pytest_claims.stats.shown_numbers import counted
 
     assert [counted(n, "statement") for n in (0, 1, 2)] == ["0 statements", "1 statement", "2 statements"]

@@ -33,9 +33,9 @@ MARK = re.compile(r"<!-- (?:file: (?P<file>[\w./-]+)|(?P<commands>commands)|not 
 BUILDS_ON = re.compile(r"^<!-- builds on: (?P<page>[\w./-]+) -->\s*$", re.MULTILINE)
 COMMANDS = {
     "pytest": ["-m", "pytest"],
-    "pytest-claims-compare": ["-m", "pytest_claims.runs"],
-    "pytest-claims-merge": ["-m", "pytest_claims.merge"],
-    "pytest-claims-schedule": ["-m", "pytest_claims.schedule"],
+    "pytest-claims-compare": ["-m", "pytest_claims.cli.compare"],
+    "pytest-claims-merge": ["-m", "pytest_claims.merge.command"],
+    "pytest-claims-schedule": ["-m", "pytest_claims.cli.schedule"],
 }
 
 

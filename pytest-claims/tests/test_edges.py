@@ -23,7 +23,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot  # noqa: E402, F401 (imported before the in-process runs, which then keep these modules:
 import numpy  # noqa: E402, F401 (NumPy's extension loads once per process, and pyplot's classes must stay one)
-from pytest_claims.merge import main as merge_main
+from pytest_claims.merge.command import main as merge_main
 from test_faults import SLOW_TRIANGLE, _pytest, _wait_for
 from toy_project import CONSTANT_TESTS, claim, constant_tests, verdicts
 
@@ -260,9 +260,9 @@ def pytest_html_results_summary(prefix, summary, postfix, session):
 
 def pytest_sessionstart(session):
     if os.environ.get("TOY_SIGNAL") == "write":  # between the two files of the pair
-        from pytest_claims import report_files
+        from pytest_claims.report import files
 
-        write = report_files._write_file
+        write = files._write_file
         calls = []
 
         def slow(path, text):
@@ -272,7 +272,7 @@ def pytest_sessionstart(session):
                 os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(0.3)
 
-        report_files._write_file = slow
+        files._write_file = slow
 """
 
 
@@ -329,17 +329,17 @@ def test_a_write_that_fails_part_way_keeps_the_previous_pair_and_says_so(project
 
 @pytest.mark.smoke
 def test_a_full_disk_keeps_the_previous_pair_and_says_so_in_one_line(project, monkeypatch):
-    from pytest_claims import report_files
+    from pytest_claims.report import files
 
     pytester = one_run(project, "--html=out/verdict.html")
     pair = {name: (pytester.path / "out" / name).read_bytes() for name in ("verdicts.json", "verdict.html")}
-    write = report_files._write_file
+    write = files._write_file
 
     def full_disk(path, text):
         write(path, text[: len(text) // 2])  # part of it reaches the disk, then the disk is full
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(report_files, "_write_file", full_disk)
+    monkeypatch.setattr(files, "_write_file", full_disk)
     result = pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--html=out/verdict.html")
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     result.stdout.fnmatch_lines(
@@ -431,7 +431,7 @@ def test_bad_input_is_one_line_and_exit_4_before_any_test(project, case, message
     tests = {"two claim markers": TWO_MARKERS, "reserved evidence name": RESERVED_NAME}.get(case, CONSTANT_TESTS)
     pytester = project(constant_tests=tests)
     if case == "catalogue raises":
-        pytester.makepyfile(toy_mutants="from pytest_claims.mutants import Mutant\n\nMUTANTS = [1 / 0]\n")
+        pytester.makepyfile(toy_mutants="from pytest_claims.roles.mutants import Mutant\n\nMUTANTS = [1 / 0]\n")
     if case == "catalogue lists a tuple":
         pytester.makepyfile(toy_mutants='MUTANTS = [("off-by-one", "toy_kernel:triangle", "n + 1", "n + 2")]\n')
     if case == "reserved key number":
@@ -471,9 +471,9 @@ def test_the_merge_schema_of_a_registered_statement_is_the_registrys_statement()
     cannot make every merge of a run that uses it fail as 'not a field of this schema'."""
     import dataclasses
 
-    from pytest_claims.inputs import REGISTERED_STATEMENT, _Bad
-    from pytest_claims.registry import Statement
-    from pytest_claims.verdicts import registry_record
+    from pytest_claims.model.inputs import REGISTERED_STATEMENT, _Bad
+    from pytest_claims.model.registry import Statement
+    from pytest_claims.model.verdicts import registry_record
 
     statement = Statement(
         "s",
@@ -500,6 +500,6 @@ def test_the_merge_schema_of_a_registered_statement_is_the_registrys_statement()
 
 
 def toy_claim():
-    from pytest_claims.registry import Claim
+    from pytest_claims.model.registry import Claim
 
     return Claim(id="toy/c", key="T9", paper="toy", where="here", text="a claim", expected="verified")

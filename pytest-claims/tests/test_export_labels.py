@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from chains import ledger_batches
-from pytest_claims import export
-from pytest_claims.merge import _key_numbers_by_seed, main as merge_main
-from pytest_claims.pool import pool_chains, with_pooled
+from pytest_claims.report import export
+from pytest_claims.merge.command import _key_numbers_by_seed, main as merge_main
+from pytest_claims.merge.pool import pool_chains, with_pooled
 from toy_project import claim, verdicts
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from chains import INI, toy_registry
-from pytest_claims.chain_kinds import derive_chain
-from pytest_claims.ledger import LedgerInvalid, check_ledger
+from pytest_claims.anytime.chain_kinds import derive_chain
+from pytest_claims.statements.ledger import LedgerInvalid, check_ledger
 
 pytestmark = pytest.mark.smoke
 
@@ -139,9 +139,9 @@ def deep(tmp_path) -> Path:
 @pytest.mark.parametrize(
     "command",
     [
-        ["pytest_claims.merge", "{}", "-o", "{out}"],
-        ["pytest_claims.cli", "export", "-f", "csv", "{}"],
-        ["pytest_claims.schedule", "{}"],
+        ["pytest_claims.merge.command", "{}", "-o", "{out}"],
+        ["pytest_claims.cli.command", "export", "-f", "csv", "{}"],
+        ["pytest_claims.cli.schedule", "{}"],
     ],
     ids=["merge", "export", "schedule"],
 )
@@ -185,14 +185,14 @@ def test_a_fifo_at_a_ledgers_path_is_a_note_and_a_fresh_ledger_not_a_hang(pytest
 def test_reading_a_verdicts_json_at_its_size_limit_needs_under_a_gigabyte(tmp_path):
     """The densest JSON there is in objects per byte (empty tables: about 20 bytes of memory per byte of file),
     filled up to the limit a verdicts.json may have: reading it must stay under 1 GiB (a 180 MB file needed 4 GB)."""
-    from pytest_claims import payload
+    from pytest_claims.model import verdicts_json
 
     path = tmp_path / "dense.json"
-    count = (payload.MAX_VERDICTS_BYTES - 20) // 3
+    count = (verdicts_json.MAX_VERDICTS_BYTES - 20) // 3
     path.write_text('{"claims": [' + ",".join(["{}"] * count) + "]}")
-    assert path.stat().st_size <= payload.MAX_VERDICTS_BYTES
+    assert path.stat().st_size <= verdicts_json.MAX_VERDICTS_BYTES
     script = (
-        "import resource, sys; from pytest_claims.payload import read_any; "
+        "import resource, sys; from pytest_claims.model.verdicts_json import read_any; "
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
         f"read_any({str(path)!r}); "
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)"
@@ -282,7 +282,7 @@ def test_an_anytime_decision_at_a_level_of_zero_is_refused_naming_the_level(case
 @pytest.mark.parametrize("delta", [1e300, 1e10, 1001.0])
 def test_a_safe_t_effect_too_large_for_the_e_value_is_refused_naming_delta(delta):
     from pytest_claims import decide_safe_t
-    from pytest_claims.anytime_t import safe_t_log_evalue
+    from pytest_claims.anytime.safe_t import safe_t_log_evalue
 
     with pytest.raises(ValueError, match="delta must be a positive"):
         decide_safe_t(2.0, 10, delta=delta, alpha=0.01, what="t", assume="normal")
@@ -327,7 +327,7 @@ def _full_sum_log_evalue(k_a, n_a, k_b, n_b, w_inf=0.5):
     """The two-proportions e-value by its definition, over every table of the margins (the oracle)."""
     import math
 
-    from pytest_claims.anytime import ODDS_RATIOS
+    from pytest_claims.anytime.evalues import ODDS_RATIOS
 
     def choose(n, k):
         return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
@@ -355,7 +355,7 @@ def _full_sum_log_evalue(k_a, n_a, k_b, n_b, w_inf=0.5):
 def test_the_two_proportions_e_value_from_its_terms_near_the_mode_is_the_full_sums():
     import random
 
-    from pytest_claims.anytime import two_proportions_log_evalue
+    from pytest_claims.anytime.evalues import two_proportions_log_evalue
 
     rng = random.Random(7)
     cases = [(k, n, j, m) for n in (0, 1, 5) for m in (0, 1, 5) for k in range(n + 1) for j in range(m + 1)]
@@ -372,14 +372,14 @@ def test_the_two_proportions_e_value_from_its_terms_near_the_mode_is_the_full_su
 def test_two_proportions_at_a_million_per_arm_is_fast_and_at_a_billion_needs_no_array():
     import time
 
-    from pytest_claims.anytime import two_proportions_log_evalue
+    from pytest_claims.anytime.evalues import two_proportions_log_evalue
 
     began = time.perf_counter()
     two_proportions_log_evalue(500_000, 10**6, 499_000, 10**6)
     assert time.perf_counter() - began < 2.0  # the whole-range sum took 6 to 12 s here
     script = (
         "import resource; resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30)); "
-        "from pytest_claims.anytime import two_proportions_log_evalue as e; "
+        "from pytest_claims.anytime.evalues import two_proportions_log_evalue as e; "
         "print(e(500_000_000, 10**9, 499_990_000, 10**9))"
     )
     done = subprocess.run(
@@ -399,7 +399,7 @@ def test_two_proportions_at_a_million_per_arm_is_fast_and_at_a_billion_needs_no_
 
 @pytest.mark.parametrize("dangling", [True, False], ids=["dangling link", "link to a file"])
 def test_init_never_writes_through_a_symbolic_link_even_with_force(tmp_path, capsys, dangling):
-    from pytest_claims.cli import main
+    from pytest_claims.cli.command import main
 
     outside = tmp_path / "outside.md"
     if not dangling:
@@ -424,7 +424,7 @@ def test_init_never_writes_through_a_symbolic_link_even_with_force(tmp_path, cap
     ],
 )
 def test_init_refuses_to_shadow_an_existing_pytest_configuration_unless_forced(tmp_path, capsys, name, text):
-    from pytest_claims.cli import main
+    from pytest_claims.cli.command import main
 
     (tmp_path / name).write_text(text)
     assert main(["init", str(tmp_path)]) == 2
@@ -436,8 +436,8 @@ def test_init_refuses_to_shadow_an_existing_pytest_configuration_unless_forced(t
 
 
 def test_a_failed_forced_init_leaves_nothing_half_written(tmp_path, capsys):
-    from pytest_claims.cli import main
-    from pytest_claims.skeleton import FILES
+    from pytest_claims.cli.command import main
+    from pytest_claims.cli.skeleton import FILES
 
     (tmp_path / "registry.toml").write_text("mine\n")
     (tmp_path / "test_triangle.py").mkdir()  # a folder where the skeleton has a file: the write must fail whole
@@ -469,7 +469,7 @@ def test_the_thread_header_says_when_threadpoolctl_cannot_reach_a_blas_loaded_fi
     import importlib.util
     from types import SimpleNamespace
 
-    from pytest_claims import threads
+    from pytest_claims.roles import threads
 
     config = SimpleNamespace(
         option=SimpleNamespace(numprocesses=2, dist="load", claims_no_thread_limit=False),
@@ -621,7 +621,7 @@ def per_day(total, days=days_in_year(), *, scale=1.0):
 
 
 def test_a_mutant_whose_new_default_is_undefined_is_one_line_and_the_plain_check_runs_nothing(catalogue_of):
-    from pytest_claims.mutants import MutantError, applied, catalogue, stale_mutants
+    from pytest_claims.roles.mutants import MutantError, applied, catalogue, stale_mutants
 
     name = catalogue_of(
         DEFAULTS_KERNEL,
@@ -640,7 +640,7 @@ def test_a_mutant_whose_new_default_is_undefined_is_one_line_and_the_plain_check
 
 
 def test_an_equivalent_mutant_keeps_the_defaults_the_project_set_at_run_time(catalogue_of):
-    from pytest_claims.mutants import applied, catalogue
+    from pytest_claims.roles.mutants import applied, catalogue
 
     name = catalogue_of(
         DEFAULTS_KERNEL,

@@ -8,8 +8,8 @@ import json
 import pytest
 from scipy import stats
 
-from pytest_claims.decide import rate_lower_bound, rate_upper_bound, trials_to_decide
-from pytest_claims.merge import main as merge_main
+from pytest_claims.statements.decide import rate_lower_bound, rate_upper_bound, trials_to_decide
+from pytest_claims.merge.command import main as merge_main
 
 pytestmark = pytest.mark.smoke
 
@@ -63,7 +63,7 @@ HEADS = {heads}
 """
 
 MUTANTS = """
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [Mutant("fair-coin", "coin:heads", "(HEADS * trials) // 100", "(61 * trials) // 100", \
 "a coin close to the threshold")]

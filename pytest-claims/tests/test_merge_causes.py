@@ -1,6 +1,6 @@
 """One verdict path: every cause of `broken` in a run survives a merge of that run and a merge of the merged file,
 and the causes only a merge can find (conflicting outcomes, a registry record that differs) survive a second
-merge. The run and the merge build verdicts.json with the same function (pytest_claims.payload.build)."""
+merge. The run and the merge build verdicts.json with the same function (pytest_claims.model.verdicts_json.build)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from toy_project import claim, constant_tests, kernel, registry
 
-from pytest_claims.merge import comparable, main as merge_main
+from pytest_claims.merge.command import comparable, main as merge_main
 
 CRASHING_REFERENCE = constant_tests(reference_prelude="    import os\n\n    os._exit(3)  # the worker dies\n")
 

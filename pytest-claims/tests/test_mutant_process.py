@@ -1,4 +1,4 @@
-"""A serial --mutants run contains what a mutant does (pytest_claims.mutant_process): a mutant that never returns
+"""A serial --mutants run contains what a mutant does (pytest_claims.roles.mutant_process): a mutant that never returns
 ends `timeout` at its time limit, one that ends or crashes its process ends `crashed`, named, and the run still
 ends with its reports and a failing exit status; a run cut off by SIGTERM among the mutant items reads
 `interrupted` and names them, none of them both not reached and killed."""
@@ -17,7 +17,7 @@ import pytest
 from toy_project import claim, verdicts
 
 HOSTILE_MUTANTS = """
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 OLD = "return n * (n + 1) // 2"
 MUTANTS = [

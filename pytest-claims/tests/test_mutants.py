@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from pytest_claims.mutants import stale_mutants
+from pytest_claims.roles.mutants import stale_mutants
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def catalogue_of(tmp_path, monkeypatch):
             sys.modules.pop(name, None)
         (tmp_path / "stale_kernel.py").write_text(textwrap.dedent(kernel))
         (tmp_path / "stale_catalogue.py").write_text(
-            "from pytest_claims.mutants import Mutant\n\nMUTANTS = [\n" + textwrap.dedent(mutants) + "]\n"
+            "from pytest_claims.roles.mutants import Mutant\n\nMUTANTS = [\n" + textwrap.dedent(mutants) + "]\n"
         )
         return "stale_catalogue"
 
@@ -66,7 +66,7 @@ def test_each_mutant_that_no_longer_applies_is_one_line_naming_it(catalogue_of):
 def test_a_mutant_of_a_default_argument_changes_the_default_and_puts_it_back(catalogue_of):
     """A default is evaluated once, at `def`, and kept on the function object: swapping the code alone left
     `days=365` as it was, so such a mutant was accepted and then survived every test."""
-    from pytest_claims.mutants import applied, catalogue
+    from pytest_claims.roles.mutants import applied, catalogue
 
     name = catalogue_of(
         """
@@ -103,7 +103,7 @@ def _report(when: str, outcome: str, *, assertion: bool = False, message: str = 
 @pytest.mark.smoke
 def test_a_mutant_result_is_classified_by_the_exception_type_not_its_message():
     """The words of a message never decide a mutant's end: the attributes the worker sets do (the exception's type)."""
-    from pytest_claims.mutants import classify
+    from pytest_claims.roles.mutants import classify
 
     passed = _report("setup", "passed")
     setup_error = _report("setup", "failed", message="RuntimeError: no ClaimRefuted here, nor an AssertionError")

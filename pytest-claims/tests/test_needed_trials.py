@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_claims.binomial import kept_rate_bound, rate_lower_bound, rate_upper_bound
-from pytest_claims.decide import decide_rate, trials_for_chance, trials_to_decide
+from pytest_claims.stats.binomial import kept_rate_bound, rate_lower_bound, rate_upper_bound
+from pytest_claims.statements.decide import decide_rate, trials_for_chance, trials_to_decide
 from pytest_claims.outcomes import StatementInconclusive
-from pytest_claims.shown_numbers import significant
+from pytest_claims.stats.shown_numbers import significant
 
 # (rate, threshold, at_least, alpha, held_alpha, trials already run)
 CASES = [

@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from pytest_claims import runs
-from pytest_claims.report_files import LOCK_FILE, ReportDirectoryBusy, ReportDirectoryLock
-from pytest_claims.runs import main as compare_main
-from pytest_claims.runs import save_run, saved_runs
+from pytest_claims.cli import compare
+from pytest_claims.report.files import LOCK_FILE, ReportDirectoryBusy, ReportDirectoryLock
+from pytest_claims.cli.compare import main as compare_main
+from pytest_claims.report.history import save_run, saved_runs
 from toy_project import claim, verdicts
 
 
@@ -169,7 +169,7 @@ def test_compare_reports_a_claim_only_one_run_selected_with_its_own_exit_code(tm
     before.write_text(json.dumps(_payload("falsified")))
     after.write_text(json.dumps(_payload("not selected")))
     code, text = _compare(capsys, str(before), str(after))
-    assert code == runs.EXIT_SELECTION_DIFFERS == 3, text
+    assert code == compare.EXIT_SELECTION_DIFFERS == 3, text
     assert "only one run selected" in text and "P1  p/c: falsified -> not selected" in text, text
     after.write_text(json.dumps(_payload("broken")))  # a verdict change outranks a selection change
     assert _compare(capsys, str(before), str(after))[0] == 1

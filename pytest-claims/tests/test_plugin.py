@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from pytest_claims.merge import comparable, main as merge_main
+from pytest_claims.merge.command import comparable, main as merge_main
 from toy_project import claim, kernel, triangle_tests, verdicts
 
 
@@ -103,8 +103,8 @@ def test_under_xdist_a_collected_claim_counts_as_selected_before_its_worker_repo
     collected claim `not run`, not `not selected`: the controller takes it from the collection ids."""
     from types import SimpleNamespace
 
-    from pytest_claims.distributed import XdistHooks
-    from pytest_claims.state import state_of
+    from pytest_claims.roles.distributed import XdistHooks
+    from pytest_claims.roles.state import state_of
 
     config = project().parseconfigure("-m", "smoke")
     XdistHooks(state_of(config)).pytest_xdist_node_collection_finished(
@@ -345,12 +345,12 @@ def test_merge_refuses_a_run_given_twice_and_malformed_files_in_one_line(project
 
 @pytest.mark.smoke
 def test_merge_refuses_an_oversized_file_unread(project, tmp_path, capsys, monkeypatch):
-    from pytest_claims import payload
+    from pytest_claims.model import verdicts_json
 
     pytester = project()
     pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store")
     good = pytester.path / "out" / "verdicts.json"
-    monkeypatch.setattr(payload, "MAX_VERDICTS_BYTES", good.stat().st_size - 1)
+    monkeypatch.setattr(verdicts_json, "MAX_VERDICTS_BYTES", good.stat().st_size - 1)
     assert merge_main([str(good), "-o", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err.strip()
     assert "above the limit for a verdicts.json" in err and len(err.splitlines()) == 1, err

@@ -1,4 +1,4 @@
-"""Pooling anytime chains in a merge (pytest_claims.pool): the seeds' independent chains joined into one decision
+"""Pooling anytime chains in a merge (pytest_claims.merge.pool): the seeds' independent chains joined into one decision
 that ends at the product of their e-values, one seed's chain at several lengths kept at its longest, and chains
 that are not independent, not sound or contradictory left unpooled."""
 
@@ -9,8 +9,8 @@ import math
 
 import pytest
 from chains import ledger_batches
-from pytest_claims.anytime import UNIFORM, rate_log_evalues_for
-from pytest_claims.pool import chain_of, longest_chain, pool_chains, with_pooled
+from pytest_claims.anytime.evalues import UNIFORM, rate_log_evalues_for
+from pytest_claims.merge.pool import chain_of, longest_chain, pool_chains, with_pooled
 
 THRESHOLD, ALPHA = 0.6, 1e-4
 

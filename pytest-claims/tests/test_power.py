@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pytest_claims.registry import RegistryError, load_registry
-from pytest_claims.verdicts import StatementRun, end_of, power
+from pytest_claims.model.registry import RegistryError, load_registry
+from pytest_claims.model.verdicts import StatementRun, end_of, power
 
 pytestmark = pytest.mark.smoke
 
@@ -78,7 +78,7 @@ def side():
 """
 
 MUTANTS = """
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     Mutant("w-plus-h", "rect:area", "return w * h", "return w + h", "a sum for a product"),
@@ -325,7 +325,7 @@ def test_expected_ends_are_loaded_from_the_registry(tmp_path):
 def test_a_merge_keeps_the_kinds_and_the_expected_ends(pytester):
     """The merge recomputes power from the runs and the registry record verdicts.json carries: the same split,
     the same expected ends, and an unexplained end still breaks the claim."""
-    from pytest_claims.merge import main as merge_main
+    from pytest_claims.merge.command import main as merge_main
 
     make(pytester, area_mutants='["w-plus-h", "refuting", "errors"]', **EXPECTED_ENDS)
     assert pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "--claims-mutants").ret == 0

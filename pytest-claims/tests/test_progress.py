@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pytest_claims.progress import Progress, committed_durations, seconds_left
-from pytest_claims.skeleton import FILES
+from pytest_claims.roles.progress import Progress, committed_durations, seconds_left
+from pytest_claims.cli.skeleton import FILES
 
 pytestmark = pytest.mark.smoke
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from pytest_claims.skeleton import FILES
+from pytest_claims.cli.skeleton import FILES
 
 pytestmark = pytest.mark.smoke
 
@@ -107,7 +107,7 @@ def test_a_failing_property_names_its_shrunk_example(project):
 
 
 def test_an_explanation_keeps_the_projects_lines_and_drops_the_plugins():
-    from pytest_claims.properties import PACKAGE, without_own_explanations
+    from pytest_claims.roles.properties import PACKAGE, without_own_explanations
 
     head = ["Explanation:", "    These lines were always and only run by failing test cases:"]
     error = AssertionError("x")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_claims.registry import CLAIM_EXPECTED, Claim, Family, Statement, required_fields, toml_types
+from pytest_claims.model.registry import CLAIM_EXPECTED, Claim, Family, Statement, required_fields, toml_types
 
 PAGE = Path(__file__).parent.parent / "docs" / "reference" / "registry.md"
 # How the page names a TOML type, read as the types the registry's check accepts.

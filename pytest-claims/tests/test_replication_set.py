@@ -1,5 +1,5 @@
-"""Pooling that cannot be gamed (issue 47, item 3; pytest_claims.replication_set): a merge pools an anytime statement
-over seeds only when its inputs hold the declared replication set (seeds S, S+1, ... with no gaps, started in
+"""Pooling that cannot be gamed (issue 47, item 3; pytest_claims.merge.replication_set): a merge pools an anytime
+statement over seeds only when its inputs hold the declared replication set (seeds S, S+1, ... with no gaps, started in
 ascending order) whole, as far as the inputs and the saved runs beside them show, and each seed's stream is its own
 (known by the data it drew); otherwise each seed's own outcome stands, the claim is broken, one line names the seeds,
 and the merge exits 1. "Replicated on every seed" counts the seeds that decided alone; a merge that pooled says how
@@ -15,16 +15,16 @@ from pathlib import Path
 
 import numpy as np
 from chains import INI, ledger_batches, toy_registry
-from pytest_claims import export
-from pytest_claims.anytime import UNIFORM, rate_log_evalues_for
-from pytest_claims.merge import main as merge_main
-from pytest_claims.pool import pool_seeds
+from pytest_claims.report import export
+from pytest_claims.anytime.evalues import UNIFORM, rate_log_evalues_for
+from pytest_claims.merge.command import main as merge_main
+from pytest_claims.merge.pool import pool_seeds
 
 COIN_TEST = """
 import numpy as np
 import pytest
 from pytest_claims import decide_rate, registered_false_alarm
-from pytest_claims.seeding import keyed_rng
+from pytest_claims.roles.seeding import keyed_rng
 
 
 @pytest.mark.smoke
@@ -45,7 +45,8 @@ def coin(pytester, rng: str = SEEDED) -> None:
 
 
 def run(pytester, seed: int, *args: str) -> Path:
-    """One run under `seed`; its saved run's verdicts.json (pytest_claims.runs saves every run under out/runs)."""
+    """One run under `seed`; its saved run's verdicts.json (pytest_claims.report.history saves every run under
+    out/runs)."""
     before = set((pytester.path / "out" / "runs").glob("*/verdicts.json"))
     pytester.runpytest_inprocess(
         "-m", "smoke", "-p", "no:randomly", "-p", "no:cacheprovider", "--claims-seed", str(seed), *args

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_claims.report import INLINE_VALUES, _key_numbers, evidence_table
+from pytest_claims.report.html_report import INLINE_VALUES, _key_numbers, evidence_table
 
 
 def _entry(values: list[tuple[str, str, object]]) -> dict:
@@ -53,7 +53,7 @@ def test_a_key_number_may_name_one_field_of_a_recorded_record():
     whole record); a name that exists as written wins; a missing field is no value, not an error."""
     from types import SimpleNamespace
 
-    from pytest_claims.verdicts import key_numbers
+    from pytest_claims.model.verdicts import key_numbers
 
     evidence = {"fixed-point rate": {"lower": 0.61, "upper": 0.66, "decision": "held"}, "n.b": 3}
     run = SimpleNamespace(statement="rate", test="t.py::test_rate", tier="smoke", evidence=evidence)

@@ -15,8 +15,8 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot  # noqa: E402, F401 (imported before the in-process runs, which then keep these modules)
 import numpy  # noqa: E402, F401
-from pytest_claims.merge import main as merge_main
-from pytest_claims.report import evidence_json, evidence_table, false_alarm_html
+from pytest_claims.merge.command import main as merge_main
+from pytest_claims.report.html_report import evidence_json, evidence_table, false_alarm_html
 from toy_project import claim, verdicts
 
 
@@ -172,7 +172,7 @@ def _statement(outcome: str, mutants: list[dict] = ()) -> dict:
 
 @pytest.mark.smoke
 def test_the_statement_counts_keep_mutants_apart():
-    from pytest_claims.report import _test_counts_html
+    from pytest_claims.report.html_report import _test_counts_html
 
     killed = {"outcome": "refuted", "killed": True}
     survived = {"outcome": "held", "killed": False}
@@ -189,7 +189,7 @@ def test_the_statement_counts_keep_mutants_apart():
 
 @pytest.mark.smoke
 def test_a_continued_chain_is_drawn_from_its_ledger_numbers_only():
-    from pytest_claims.report_charts import chain_svg
+    from pytest_claims.report.charts import chain_svg
 
     block = {
         "held_alpha": 0.01,
@@ -210,7 +210,7 @@ def test_a_continued_chain_is_drawn_from_its_ledger_numbers_only():
 
 @pytest.mark.smoke
 def test_each_papers_bounds_are_drawn_against_their_thresholds():
-    from pytest_claims.report_charts import bounds_svg
+    from pytest_claims.report.charts import bounds_svg
 
     def record(key: str, *values: dict) -> dict:
         runs = [{"statement": f"s{i}", "tier": "smoke", "evidence": {"<i>rate</i>": v}} for i, v in enumerate(values)]

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pytest_claims.skeleton import FILES
+from pytest_claims.cli.skeleton import FILES
 
 pytestmark = pytest.mark.smoke
 

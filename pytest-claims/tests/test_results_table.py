@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from pytest_claims.skeleton import FILES
+from pytest_claims.cli.skeleton import FILES
 
 pytestmark = pytest.mark.smoke
 

@@ -12,12 +12,12 @@ import sys
 import numpy  # noqa: F401  (imported before pytester's in-process runs, which cannot load NumPy a second time)
 import pytest
 from pytest_claims import decide_rate
-from pytest_claims.binomial import rate_lower_bound, rate_upper_bound
-from pytest_claims.decide import INCONCLUSIVE_CHANCE_MAX_TRIALS, inconclusive_chance
-from pytest_claims.merge import main as merge_main
+from pytest_claims.stats.binomial import rate_lower_bound, rate_upper_bound
+from pytest_claims.statements.decide import INCONCLUSIVE_CHANCE_MAX_TRIALS, inconclusive_chance
+from pytest_claims.merge.command import main as merge_main
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
-from pytest_claims.runs import main as compare_main
-from pytest_claims.runs import save_run, saved_runs
+from pytest_claims.cli.compare import main as compare_main
+from pytest_claims.report.history import save_run, saved_runs
 
 pytestmark = pytest.mark.smoke
 
@@ -273,7 +273,7 @@ def test_changes_since_the_previous_run_say_when_the_seed_differs(pytester):
     assert result.ret == 0
     assert verdicts(pytester)["changes"]["conditions"] == [{"name": "seed", "before": 1, "after": 7}]
     result.stdout.fnmatch_lines(["*changed since the previous run*", "the runs differ in seed 1 -> 7", "nothing"])
-    from pytest_claims.report import changes_html
+    from pytest_claims.report.html_report import changes_html
 
     assert "(the runs differ in seed 1 &rarr; 7)" in changes_html(verdicts(pytester)["changes"])
     assert pytester.runpytest_inprocess("-p", "no:randomly", "--claims-seed", "7").ret == 0

@@ -1,4 +1,4 @@
-"""The schedule prediction (python -m pytest_claims.schedule) on known durations and on a real run."""
+"""The schedule prediction (python -m pytest_claims.cli.schedule) on known durations and on a real run."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from toy_project import verdicts
 
-from pytest_claims.merge import main as merge_main
-from pytest_claims.schedule import longest_first, main
+from pytest_claims.merge.command import main as merge_main
+from pytest_claims.cli.schedule import longest_first, main
 
 
 @pytest.mark.smoke
@@ -40,7 +40,7 @@ def test_a_run_records_its_durations_and_the_tool_reads_them(project, capsys, tm
 
 @pytest.mark.smoke
 def test_work_units_start_each_workers_first_block():
-    from pytest_claims.collection import block_starts, units_first
+    from pytest_claims.roles.collection import block_starts, units_first
 
     items = [f"t{i}" for i in range(20)] + ["u0", "u1", "u2"]
     placed = units_first(items, lambda x: x.startswith("u"), 2)

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_claims import codec
-from pytest_claims import store as store_module
-from pytest_claims.store import COMPUTED, FROM_STORE, IN_MEMORY, RECOMPUTED, ResultStore, StoreUnusable
+from pytest_claims.store import codec
+from pytest_claims.store import result_store
+from pytest_claims.store.result_store import COMPUTED, FROM_STORE, IN_MEMORY, RECOMPUTED, ResultStore, StoreUnusable
 
 
 def module(where, name: str, source: str) -> types.ModuleType:
@@ -215,7 +215,7 @@ def test_a_corrupt_checkpoint_starts_afresh_and_says_so(tmp_path):
 def test_a_read_only_store_reads_what_it_has_and_computes_the_rest_unstored(tmp_path, monkeypatch):
     root = tmp_path / "store"
     _fresh(root).get_or_compute("kept", {}, lambda _: 1)
-    monkeypatch.setattr(store_module, "_writable_directory", lambda _root: False)
+    monkeypatch.setattr(result_store, "_writable_directory", lambda _root: False)
     store = _fresh(root)
     assert store.read_only and "read-only" in store.mode and str(root) in store.mode
     assert store.get_or_compute("kept", {}, lambda _: pytest.fail("must be read")) == 1

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_claims import codec
-from pytest_claims import store as store_module
-from pytest_claims.store import COMPUTED, FROM_STORE, NOT_STORED, RECOMPUTED, ResultStore
+from pytest_claims.store import codec
+from pytest_claims.store import result_store
+from pytest_claims.store.result_store import COMPUTED, FROM_STORE, NOT_STORED, RECOMPUTED, ResultStore
 
 MiB = 2**20
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "means"
@@ -369,7 +369,7 @@ def test_a_failed_write_computes_without_storing(tmp_path, monkeypatch, code):
     def full(path, data, **_):
         raise OSError(code, os.strerror(code), str(path))
 
-    monkeypatch.setattr(store_module, "_atomic_write", full)
+    monkeypatch.setattr(result_store, "_atomic_write", full)
     assert store.get_or_compute("x", {}, lambda _: 7) == 7
     event = _only_event(store)
     assert event["status"] == NOT_STORED and os.strerror(code) in event["note"], event
@@ -379,14 +379,14 @@ def test_a_failed_write_computes_without_storing(tmp_path, monkeypatch, code):
 @pytest.mark.smoke
 def test_a_checkpoint_that_cannot_be_written_lets_the_computation_go_on(tmp_path, monkeypatch):
     root = tmp_path / "store"
-    real = store_module._atomic_write
+    real = result_store._atomic_write
 
     def checkpoints_fail(path, data, **options):
         if path.name.endswith(".checkpoint.npz"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         return real(path, data, **options)
 
-    monkeypatch.setattr(store_module, "_atomic_write", checkpoints_fail)
+    monkeypatch.setattr(result_store, "_atomic_write", checkpoints_fail)
 
     def compute(checkpoint):
         for step in range(1, 31):
@@ -408,7 +408,7 @@ def test_a_lock_that_cannot_be_taken_computes_without_storing(tmp_path, monkeypa
     def refused(self, *args, **kwargs):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), self.lock_file)
 
-    monkeypatch.setattr(store_module.FileLock, "acquire", refused)
+    monkeypatch.setattr(result_store.FileLock, "acquire", refused)
     store = _fresh(root)
     assert store.get_or_compute("x", {}, lambda _: 7) == 7
     event = _only_event(store)
@@ -436,7 +436,7 @@ def test_a_key_folder_without_write_permission_computes_without_storing(tmp_path
 HOLDER = """
 import os, signal, sys, time
 from pathlib import Path
-from pytest_claims.store import ResultStore
+from pytest_claims.store.result_store import ResultStore
 
 def compute(_):
     if sys.argv[2] == "stop":
@@ -504,7 +504,7 @@ def test_a_live_holder_is_waited_for_past_the_stale_limit_and_its_value_read(tmp
 READER = """
 import resource, sys
 from pathlib import Path
-from pytest_claims.store import ResultStore
+from pytest_claims.store.result_store import ResultStore
 
 store = ResultStore(Path(sys.argv[1]))
 value = store.get_or_compute("x", {}, lambda _: 7)
@@ -524,7 +524,7 @@ def one_megabyte_bomb() -> tuple[Path, bytes]:
     name, key, code = EXAMPLE_RESULT
     plain = ResultStore(None)
     digest = plain.key_of(name, key, code)
-    entry = _crafted(plain._header(name, key, store_module.code_hash(code)), [_bomb("a0.npy", 1024)])
+    entry = _crafted(plain._header(name, key, result_store.code_hash(code)), [_bomb("a0.npy", 1024)])
     return Path(digest[:2]) / f"{digest}.npz", entry
 
 
@@ -538,7 +538,7 @@ def _placed(bomb: tuple[Path, bytes], root: Path) -> Path:
 READER = """
 import resource, sys
 from pathlib import Path
-from pytest_claims.store import ResultStore
+from pytest_claims.store.result_store import ResultStore
 
 store = ResultStore(Path(sys.argv[1]))
 name, key, code = eval(sys.argv[2])
@@ -630,7 +630,7 @@ def test_a_full_disk_through_the_plugin_is_a_note_and_the_claim_stands(means, mo
     def full(path, data, **_):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(store_module, "_atomic_write", full)
+    monkeypatch.setattr(result_store, "_atomic_write", full)
     result = means.runpytest_inprocess("--claims-store-dir=store", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["result store: store entry *cannot be written (*No space left on device*"])

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from pytest_claims import threads
-from pytest_claims.skeleton import FILES
+from pytest_claims.roles import threads
+from pytest_claims.cli.skeleton import FILES
 
 pytestmark = pytest.mark.smoke
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from pytest_claims.registry import Claim, Statement
-from pytest_claims.verdicts import ClaimInputs, StatementRun, changes, claim_verdict, power
+from pytest_claims.model.registry import Claim, Statement
+from pytest_claims.model.verdicts import ClaimInputs, StatementRun, changes, claim_verdict, power
 
 TIERS = ("smoke", "full", "gpu")  # the toy project's claims_tiers
 CLAIM = Claim(

@@ -12,9 +12,10 @@ import pytest
 
 import pytest_claims
 from pytest_claims.outcomes import VERDICTS, Expected, Outcome, Verdict
-from pytest_claims.verdicts import MutantResult, StatementRun
+from pytest_claims.model.verdicts import MutantResult, StatementRun
 
-MODULES = sorted(Path(pytest_claims.__file__).parent.glob("*.py"))
+PACKAGE = Path(pytest_claims.__file__).parent
+MODULES = sorted(PACKAGE.rglob("*.py"))
 # Words that mean nothing else in the plugin (unlike pytest's own "skipped", "failed", "error", a run record's
 # "interrupted" key, or "refuted" as a label and a mutant's end): outside outcomes.py they are written as members of
 # the enumerations, never as literals.
@@ -74,7 +75,7 @@ NOT_YET: dict[str, str] = {}
         for p in MODULES
         if p.name != "outcomes.py"
     ],
-    ids=lambda p: p.name,
+    ids=lambda p: p.relative_to(PACKAGE).as_posix(),
 )
 def test_no_module_writes_a_verdict_as_a_literal(path):
     assert not literal_words(path.read_text(encoding="utf-8")), f"{path.name}: use pytest_claims.outcomes' members"

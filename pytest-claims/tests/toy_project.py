@@ -94,7 +94,7 @@ KERNEL = kernel()
 
 
 MUTANTS = """
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     Mutant("off-by-one", "toy_kernel:triangle", "n + 1", "n + 2", "a constant off by one"),

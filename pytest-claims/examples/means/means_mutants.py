@@ -1,6 +1,6 @@
 """Wrong versions of the kernels that the statements must catch (ini key claims_mutants)."""
 
-from pytest_claims.mutants import Mutant
+from pytest_claims.roles.mutants import Mutant
 
 MUTANTS = [
     Mutant(

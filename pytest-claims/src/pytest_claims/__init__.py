@@ -8,9 +8,9 @@ Everything a statement test uses is importable from here (the documentation's AP
 docs/reference/api.md, lists it).
 """
 
-from pytest_claims.anytime_batches import decide_safe_t, decide_two_proportions
-from pytest_claims.anytime_means import decide_mean, decide_mean_difference, decide_signs
-from pytest_claims.assertions import (
+from pytest_claims.statements.anytime_batches import decide_safe_t, decide_two_proportions
+from pytest_claims.statements.anytime_means import decide_mean, decide_mean_difference, decide_signs
+from pytest_claims.statements.assertions import (
     statement_allclose,
     statement_ge,
     statement_holds,
@@ -19,17 +19,15 @@ from pytest_claims.assertions import (
     statement_none,
 )
 from pytest_claims.context import current_evidence, current_store, registered_false_alarm
-from pytest_claims.decide import (
+from pytest_claims.statements.decide import (
     decide_interval,
     decide_rate,
     decide_test,
-    rate_lower_bound,
-    rate_upper_bound,
     statement_inconclusive,
     trials_for_chance,
     trials_to_decide,
 )
-from pytest_claims.evidence import Evidence
+from pytest_claims.model.evidence import Evidence
 from pytest_claims.families import FamilyDecision, decide_family
 from pytest_claims.means_fixed import (
     FixedMeanDecision,
@@ -42,8 +40,9 @@ from pytest_claims.means_fixed import (
     relative_error_bounds,
 )
 from pytest_claims.outcomes import ClaimRefuted, StatementInconclusive
-from pytest_claims.seeding import keyed_rng, master_seed, seed_sequence
-from pytest_claims.state import declared_tier
+from pytest_claims.stats.binomial import rate_lower_bound, rate_upper_bound
+from pytest_claims.roles.seeding import keyed_rng, master_seed, seed_sequence
+from pytest_claims.roles.state import declared_tier
 
 __all__ = [
     "ClaimRefuted",

@@ -16,9 +16,9 @@ import contextvars
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from pytest_claims.evidence import Evidence
+from pytest_claims.model.evidence import Evidence
 from pytest_claims.outcomes import ClaimRefuted
-from pytest_claims.store import ResultStore
+from pytest_claims.store.result_store import ResultStore
 
 
 @dataclass
@@ -42,7 +42,7 @@ class RunningSession:
 
     store: ResultStore
     test: RunningTest | None = None  # set by with_test only
-    seed: int | None = None  # the run's master seed (pytest_claims.seeding: keyed generators read it)
+    seed: int | None = None  # the run's master seed (pytest_claims.roles.seeding: keyed generators read it)
 
     @contextlib.contextmanager
     def with_test(self, test: RunningTest) -> Iterator[None]:
@@ -59,12 +59,12 @@ SESSION: contextvars.ContextVar[RunningSession | None] = contextvars.ContextVar(
 _OUTSIDE: list[ResultStore] = []  # the memory-only store handed out while no session is active
 
 
-def enter_session(session: RunningSession) -> contextvars.Token:
+def enter_session(session: RunningSession) -> contextvars.Token[RunningSession | None]:
     """Make `session` the active one (the plugin calls this at configure)."""
     return SESSION.set(session)
 
 
-def leave_session(token: contextvars.Token) -> None:
+def leave_session(token: contextvars.Token[RunningSession | None]) -> None:
     """Hand back the session that was active before (the plugin calls this at unconfigure)."""
     try:
         SESSION.reset(token)

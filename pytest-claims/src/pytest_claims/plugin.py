@@ -26,28 +26,31 @@ from typing import Any
 
 import pytest
 
-from pytest_claims import context, ledger, mutant_process, options, properties, runs, seeding, threads, worker
-from pytest_claims import progress
-from pytest_claims.collection import Collection, WorkUnitsFirst
-from pytest_claims.distributed import XdistHooks
-from pytest_claims.export import Exporter, parse_formats
-from pytest_claims.html_hooks import HtmlHooks
-from pytest_claims.inputs import checked_previous
-from pytest_claims.mutants import MutantError, MutantRunner, catalogue, stale_mutants
-from pytest_claims.payload import PayloadError, read_previous
-from pytest_claims.registry import (
+from pytest_claims import context
+from pytest_claims.report import history
+from pytest_claims.roles import mutant_process, options, properties, seeding, threads, worker
+from pytest_claims.statements import ledger
+from pytest_claims.roles import progress
+from pytest_claims.roles.collection import Collection, WorkUnitsFirst
+from pytest_claims.roles.distributed import XdistHooks
+from pytest_claims.report.export import Exporter, parse_formats
+from pytest_claims.roles.html_hooks import HtmlHooks
+from pytest_claims.model.inputs import checked_previous
+from pytest_claims.roles.mutants import MutantError, MutantRunner, catalogue, stale_mutants
+from pytest_claims.model.verdicts_json import PayloadError, read_previous
+from pytest_claims.model.registry import (
     Registry,
     RegistryError,
     check_against_project,
     false_alarm_budget,
     load_registry,
 )
-from pytest_claims.report_files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
-from pytest_claims.session import Controller
-from pytest_claims.state import RUN_ID_INPUT, STATE, State, is_worker
-from pytest_claims.store import ResultStore, StoreUnusable
-from pytest_claims.strict import Strict
-from pytest_claims.terminal import Terminal
+from pytest_claims.report.files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
+from pytest_claims.roles.session import Controller
+from pytest_claims.roles.state import RUN_ID_INPUT, STATE, State, is_worker
+from pytest_claims.store.result_store import ResultStore, StoreUnusable
+from pytest_claims.roles.strict import Strict
+from pytest_claims.roles.terminal import Terminal
 
 ROLES = pytest.StashKey[list[Any]]()  # the role plugins registered for this config (unregistered at unconfigure)
 SESSION_TOKEN = pytest.StashKey[Any]()  # resets pytest_claims.context to the session before this one
@@ -81,7 +84,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports"
     )
     parser.addini(
-        "claims_mutants", "importable module with the MUTANTS list (pytest_claims.mutants.Mutant)", default=""
+        "claims_mutants", "importable module with the MUTANTS list (pytest_claims.roles.mutants.Mutant)", default=""
     )
     parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
     parser.addini(
@@ -98,7 +101,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(group)
     options.add_ini(parser)
     seeding.add_options(parser, group)
-    runs.add_options(parser, group)
+    history.add_options(parser, group)
     mutant_process.add_options(parser)
     progress.add_ini(parser)
 
@@ -243,7 +246,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except PayloadError as error:
             raise pytest.UsageError(str(error)) from None
     else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
-        state.previous_candidates = runs.previous_candidates(config, state.report_dir, _note)
+        state.previous_candidates = history.previous_candidates(config, state.report_dir, _note)
     if is_worker(config):
         state.report_id = str(config.workerinput.get(RUN_ID_INPUT, ""))
     else:
@@ -275,7 +278,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
             (Terminal(state), "claims-terminal"),
         ]
         if options.strict(config):
-            roles.append((Strict(state), "claims-strict"))
+            roles.append((Strict(), "claims-strict"))
         every = progress.interval(config)
         if every:
             roles.append((progress.Progress(config, every), "claims-progress"))
@@ -399,7 +402,7 @@ def raised_where(error: BaseException) -> str:
         for frame in traceback.extract_tb(error.__traceback__)
         if not frame.filename.startswith("<")
         and "importlib" not in Path(frame.filename).parts
-        and Path(frame.filename).parent != Path(__file__).parent
+        and Path(__file__).parent not in Path(frame.filename).parents
     ]
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {error}{where}"

@@ -1,0 +1,1 @@
+"""The commands: `pytest-claims` (init, export) with its skeleton project, `-schedule` and `-compare`."""

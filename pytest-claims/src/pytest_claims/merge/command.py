@@ -1,0 +1,424 @@
+"""Join the verdicts.json of several runs into one verdicts.json and one HTML report.
+
+    python -m pytest_claims.merge.command RUN.json [RUN.json ...] -o DIR [--previous PREVIOUS.json]
+
+A smoke run, CPU full-tier shards (pytest-split groups) and a GPU night each write verdicts.json; the
+merge takes the union of their statement runs and recomputes every claim verdict by the rules of a
+single run, so each statement counts at the tier that decides it. Each input is kept as provenance
+(tier, host, device, commit, date). A test whose outcome differs between runs, or a claim whose
+registry record differs, makes the claim broken.
+
+Runs under different master seeds are a replication set: the runs of each seed are merged as above,
+and the report shows, per claim and statement test, the outcome under each seed and "replicated on k
+of K master seeds", claims whose verdict differs between seeds first. A claim whose verdict differs
+between seeds is broken in the merged verdicts (a verdict must not depend on the seed). An anytime statement's
+chains are pooled first (pytest_claims.merge.pool): runs of one seed keep the longest of their chain's prefixes, and the
+seeds' independent chains become one decision, listed under `replication.pooled`; only held under one seed and
+refuted under another makes such a statement differ.
+Shards of one tier merge into exactly the verdicts of the unsharded run (apart from `runs` and
+`timings`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_claims.model import verdicts_json
+from pytest_claims.model.inputs import checked_run, file_within, refuse_output_holding_inputs
+from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, INCONCLUSIVE, SKIPPED
+from pytest_claims.model.verdicts_json import PayloadError, claims_from
+from pytest_claims.merge.pool import (
+    longest_chain,
+    pool_seeds,
+    pooled_list,
+    pooled_replication,
+    refusals,
+    with_pooled,
+)
+from pytest_claims.model.registry import Claim, Registry
+from pytest_claims.merge.replication_set import seeds_seen
+from pytest_claims.report.html_report import standalone_html
+from pytest_claims.report.files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
+from pytest_claims.report.replication import replication_line
+from pytest_claims.model.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
+
+WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
+
+
+class MergeError(PayloadError):
+    """Inputs that cannot be merged (unreadable, another schema, different seeds)."""
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A merge input (pytest_claims.model.verdicts_json.read: the one reader of verdicts.json), its fields checked as
+    data."""
+    return checked_run(verdicts_json.read(path), path)
+
+
+def _run_identity(payload: dict[str, Any]) -> str:
+    fields = ("run", "host", "date", "commit", "tier", "tests", "seed")  # "run": the report id (files since 2026-12)
+    runs = [{k: run.get(k) for k in fields} for run in payload["runs"]]
+    return json.dumps([payload.get("seed"), runs], sort_keys=True)
+
+
+def _report_ids(payload: dict[str, Any]) -> set[str]:
+    """The report ids of the runs a payload describes (a merged file's runs keep their own)."""
+    ids = {run.get("run") for run in payload["runs"] if isinstance(run, dict)}
+    return {i for i in ids if isinstance(i, str) and i}
+
+
+def refuse_repeats(paths: list[Path], payloads: list[dict[str, Any]]) -> None:
+    """One run given twice (the same file, or a copy of it) would count its outcomes twice; so would one run whose
+    seed was relabelled in a copy (its report id is the run's, whatever seed the file says): a replication that
+    is not one."""
+    seen: dict[str, Path] = {}
+    for path, payload in zip(paths, payloads):
+        for key in (f"file:{Path(path).resolve()}", f"run:{_run_identity(payload)}"):
+            if key in seen:
+                raise MergeError(f"{path}: the same run as {seen[key]} (given twice)")
+            seen[key] = path
+        for report in sorted(_report_ids(payload)):
+            if f"report:{report}" in seen:
+                raise MergeError(
+                    f"{path}: holds run {report}, as {seen[f'report:{report}']} does (one run, its seed or fields "
+                    "relabelled: not a replication)"
+                )
+        seen.update({f"report:{report}": path for report in _report_ids(payload)})
+
+
+def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    first = payloads[0]["environment"]
+    return {
+        k: (v if all(p["environment"].get(k) == v for p in payloads) else "varies between runs (see runs)")
+        for k, v in first.items()
+    }
+
+
+def merge(
+    payloads: list[dict[str, Any]], sources: list[str], seen: dict[str, dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """One seed: the union of the runs. Several: a replication set (see the module's docstring). `seen`: the seeds
+    holding anytime chains outside the inputs (pytest_claims.merge.replication_set.seeds_seen), so that an incomplete
+    replication set is not pooled."""
+    if not payloads:
+        raise MergeError("nothing to merge")
+    seeds = list(dict.fromkeys(str(p.get("seed")) for p in payloads))
+    per_seed = {}
+    for seed in seeds:
+        chosen = [i for i, p in enumerate(payloads) if str(p.get("seed")) == seed]
+        per_seed[seed] = merge_one_seed([payloads[i] for i in chosen], [sources[i] for i in chosen])
+    alone, pooled = per_seed, pool_seeds(per_seed, seen)
+    if pooled:  # each seed decided again with the pooled outcomes (a refusal: with the claim's problem)
+        per_seed = {seed: merge_one_seed([with_pooled(p, pooled)], [f"seed {seed}"]) for seed, p in per_seed.items()}
+    if len(seeds) == 1:
+        return per_seed[seeds[0]]
+    merged = replication_set(per_seed)
+    if pooled:  # "replicated on every seed" counts the seeds decided alone, not the pooled outcomes
+        merged["replication"] = pooled_replication(
+            replication_set(alone)["replication"], merged["claims"], pooled_list(per_seed, pooled)
+        )
+    return merged
+
+
+def _most_common(values: list[str]) -> tuple[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    best = max(counts.values())
+    return next(v for v in values if counts[v] == best), best
+
+
+def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The merged payload of the first seed, its claims broken where their verdict differs between seeds,
+    with a `replication` record: per claim and per statement test, the outcome under every seed."""
+    seeds = list(per_seed)
+    first = per_seed[seeds[0]]
+    claims, statements = [], []
+    for record in first["claims"]:
+        verdicts = {
+            seed: next((c["verdict"] for c in per_seed[seed]["claims"] if c["id"] == record["id"]), "absent")
+            for seed in seeds
+        }
+        _, agree = _most_common(list(verdicts.values()))
+        claims.append(
+            {"id": record["id"], "key": record["key"], "verdicts": verdicts, "replicated": agree, "of": len(seeds)}
+        )
+    tests: dict[str, dict[str, Any]] = {}
+    for seed in seeds:
+        for c in per_seed[seed]["claims"]:
+            for s in c["statements"]:
+                entry = tests.setdefault(
+                    s["test"], {"test": s["test"], "claim": c["key"], "statement": s["statement"], "outcomes": {}}
+                )
+                entry["outcomes"][seed] = s["outcome"]
+    for entry in tests.values():
+        outcomes = [entry["outcomes"].get(seed, "absent") for seed in seeds]
+        entry["replicated"] = _most_common(outcomes)[1]
+        entry["of"] = len(seeds)
+        statements.append(entry)
+    order = {c["id"]: (c["replicated"] == c["of"], i) for i, c in enumerate(claims)}
+    claims.sort(key=lambda c: order[c["id"]])
+    statements.sort(key=lambda s: (s["replicated"] == s["of"], s["test"]))
+    merged = dict(first)
+    merged["claims"] = []
+    for record in first["claims"]:
+        found = next(c for c in claims if c["id"] == record["id"])
+        if found["replicated"] != found["of"]:
+            shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
+            record = dict(record, verdict=BROKEN, reason=f"the verdict differs between master seeds: {shown}")
+        merged["claims"].append(dict(record, key_numbers=_key_numbers_by_seed(record, per_seed)))
+    merged["seed"] = [per_seed[seed].get("seed") for seed in seeds]  # as the runs wrote them (integers)
+    merged["environment"] = _common_environment(list(per_seed.values()))  # not the first seed's master_seed alone
+    merged["runs"] = [dict(run, seed=per_seed[seed].get("seed")) for seed in seeds for run in per_seed[seed]["runs"]]
+    merged["replication"] = {
+        "seeds": seeds,
+        "claims": claims,
+        "claims_replicated": sum(  # each seed decided alone, and alike
+            c["replicated"] == c["of"] and INCONCLUSIVE not in c["verdicts"].values() for c in claims
+        ),
+        "statements": statements,
+    }
+    return merged
+
+
+def _key_numbers_by_seed(record: dict[str, Any], per_seed: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A claim's key numbers with every seed's values, each labelled with its seed (the first seed's alone
+    would stand for the set)."""
+    out = []
+    for index, entry in enumerate(record.get("key_numbers", [])):
+        values = []
+        for seed, payload in per_seed.items():
+            found = next((c for c in payload["claims"] if c["id"] == record["id"]), None)
+            if found is None or index >= len(found.get("key_numbers", [])):
+                continue
+            seed_values = found["key_numbers"][index]["values"]
+            for value in seed_values:  # a run's own label only where the seed has several values
+                several = len(seed_values) > 1 and value.get("run")
+                values.append(dict(value, run=f"seed {seed}" + (f", {value['run']}" if several else "")))
+        values += _pooled_values(record, entry["label"])
+        out.append({"label": entry["label"], "values": values})
+    return out
+
+
+def _pooled_values(record: dict[str, Any], label: str) -> list[dict[str, Any]]:
+    """A key number's value over the seeds pooled, labelled "pooled": for `<what> counts` (or one of its fields) of
+    a rate decision the merge pooled, the pooled counts; none for any other key number (no pooled counterpart)."""
+    statement, _, name = (part.strip() for part in label.partition(":"))
+    out, runs = [], [run for run in record.get("statements", []) if run.get("statement") == statement]
+    for run in runs:
+        for what, found in run.get("evidence", {}).items():
+            pooled = found.get("pooled") if isinstance(found, dict) else None
+            if not isinstance(pooled, dict) or pooled.get("outcome") is None or not pooled.get("trials"):
+                continue
+            counts = {
+                "successes": pooled["successes"],
+                "trials": pooled["trials"],
+                "rate": pooled["successes"] / pooled["trials"],
+            }
+            field = name.removeprefix(what + " counts.") if name.startswith(what + " counts.") else None
+            value = counts if name == what + " counts" else counts.get(field) if field else None
+            if value is not None:  # the test's name only where the statement has several
+                test = f", {run['test'].rsplit('::', 1)[-1]}" if len(runs) > 1 else ""
+                out.append({"run": "pooled" + test, "tier": run["tier"], "value": value})
+    return out
+
+
+def _once(items: list[str]) -> list[str]:
+    """Each item once, in the order first given (a merge of merged files does not repeat a problem)."""
+    return list(dict.fromkeys(items))
+
+
+def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[str, Any]:
+    """The union of the runs of one seed, built by the run's own builder from the inputs read back from each file
+    (so every cause of `broken` in an input stays in the merge) plus what only a merge can find: conflicting
+    outcomes between runs and a claim whose registry record differs between them."""
+    claims: dict[str, Claim] = {}
+    inputs: dict[str, ClaimInputs] = {}
+    by_test: dict[str, list[tuple[int, StatementRun]]] = {}
+    drifted: set[str] = set()
+    for index, payload in enumerate(payloads):
+        for claim, found in claims_from(payload):
+            if claim.id not in claims:
+                claims[claim.id] = claim
+                inputs[claim.id] = ClaimInputs()
+            elif claims[claim.id] != claim:
+                drifted.add(claim.id)
+            into = inputs[claim.id]
+            into.exercised |= found.exercised
+            into.selected |= found.selected
+            into.has_tests |= found.has_tests
+            into.problems = _once(into.problems + found.problems)
+            if found.not_reached:  # a run cut off: its unreached tests, unless another run has them
+                into.not_reached |= found.not_reached
+                into.interrupted_by = into.interrupted_by or found.interrupted_by
+            for run in found.runs:
+                by_test.setdefault(run.test, []).append((index, run))
+    for test, found in sorted(by_test.items()):
+        decided = [(i, r) for i, r in found if r.outcome != SKIPPED]
+        outcomes = sorted({r.outcome for _, r in decided})
+        one_chain = longest_chain([{"evidence": r.evidence} for _, r in decided]) if len(decided) > 1 else None
+        if one_chain is not None:  # one seed's anytime chain at several lengths: the longest holds the others
+            decided = [decided[one_chain]]
+        elif len(outcomes) > 1:
+            where = ", ".join(
+                f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided
+            )
+            problem = f"conflicting outcomes for {test}: {where}"
+            claim_inputs = inputs[found[0][1].claim]
+            claim_inputs.problems = _once(claim_inputs.problems + [problem])
+        keep = decided[0][1] if decided else found[0][1]
+        listed = list(claims[keep.claim].statements[keep.statement].mutants)
+        keep.mutants = sorted(  # in the registry's order, as a run lists them (a merge of one run reproduces it)
+            _unique([m for _, r in found for m in r.mutants]),
+            key=lambda m: listed.index(m["mutant"]) if m["mutant"] in listed else len(listed),
+        )
+        inputs[keep.claim].runs.append(keep)
+    for into in inputs.values():
+        into.not_reached -= set(by_test)
+    for cid in drifted:
+        inputs[cid].problems = _once(inputs[cid].problems + ["registry record differs between the merged runs"])
+    papers: dict[str, Any] = {}
+    for payload in payloads:
+        papers.update(payload["papers"])
+    reference: dict[str, str] = {}
+    for payload in payloads:
+        for entry in payload["reference_tests"]:
+            old = reference.get(entry["test"])
+            if old is None or WORST_FIRST.index(entry["outcome"]) < WORST_FIRST.index(old):
+                reference[entry["test"]] = entry["outcome"]
+    runs = []
+    for payload, source in zip(payloads, sources):
+        for run in payload.get("runs", []):
+            runs.append(dict(run, source=source if run.get("source") == "this run" else run.get("source", source)))
+    return verdicts_json.build(
+        Registry(papers=papers, claims=claims, tiers=()),
+        inputs,
+        suite=payloads[0].get("suite", "claim verification suite"),
+        tier="+".join(sorted({p["tier"] for p in payloads})),
+        seed=payloads[0].get("seed"),
+        mutants_run=any(p.get("mutants_run") for p in payloads),
+        environment=_common_environment(payloads),
+        false_alarm=_false_alarm_tiers(payloads),
+        reference=reference,
+        collection_errors=_unique([e for p in payloads for e in p.get("collection_errors", [])]),
+        runs=runs,
+        timings={
+            "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "store": _store_events(payloads),
+            "tests": dict(
+                sorted({t: d for p in payloads for t, d in p.get("timings", {}).get("tests", {}).items()}.items())
+            ),
+            "indivisible": dict(
+                sorted({t: w for p in payloads for t, w in p.get("timings", {}).get("indivisible", {}).items()}.items())
+            ),
+        },
+    )
+
+
+def _false_alarm_tiers(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """The false-alarm tables of every tier the runs selected."""
+    tiers: dict[str, Any] = {}
+    for payload in payloads:
+        tiers.update(payload.get("false_alarm", {}).get("tiers", {}))
+    budget = next((p["false_alarm"]["budget"] for p in payloads if p.get("false_alarm")), None)
+    return {"budget": budget, "tiers": dict(sorted(tiers.items()))} if tiers else {}
+
+
+def _unique(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Distinct records in a fixed order (the same runs merged in any order give the same file)."""
+    return [json.loads(text) for text in sorted({json.dumps(r, sort_keys=True) for r in records})]
+
+
+def _store_events(payloads: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    events: dict[str, list[dict[str, Any]]] = {}
+    for payload in payloads:
+        for test, found in payload.get("timings", {}).get("store", {}).items():
+            events.setdefault(test, []).extend(found)
+    return dict(sorted(events.items()))
+
+
+def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> list[str]:
+    """Copy every figure the merged payload names from the input runs' report directories (only files inside them);
+    return those found in none of them (a saved run under runs/ keeps only its verdicts.json)."""
+    wanted = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
+    missing = []
+    for path in sorted(wanted):
+        for source in sources:
+            file = file_within(source.parent, path)
+            if file is not None:
+                (out / path).parent.mkdir(parents=True, exist_ok=True)
+                if file.resolve() != (out / path).resolve():
+                    shutil.copyfile(file, out / path)
+                break
+        else:
+            missing.append(path)
+    return missing
+
+
+def comparable(payload: dict[str, Any]) -> dict[str, Any]:
+    """A payload without what describes the run rather than its verdicts (for run-to-run comparisons)."""
+    return {k: v for k, v in payload.items() if k not in RUN_KEYS}
+
+
+def _title(given: str | None, merged: dict[str, Any]) -> str:
+    """The merged page's title: the one given, else the suite's; a replication set says so, with its seeds."""
+    seeds = merged.get("replication", {}).get("seeds")
+    what = f"replication over seeds {', '.join(map(str, seeds))}" if seeds else "merged runs"
+    return f"{given or merged.get('suite') or 'claim verification suite'}: {what} ({merged['tier']})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_claims.merge.command", description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="verdicts.json files of the runs to merge")
+    parser.add_argument(
+        "-o", "--out", type=Path, required=True, help="directory for the merged verdicts.json and verdict.html"
+    )
+    parser.add_argument("--previous", type=Path, help="a previous verdicts.json: put what changed since at the top")
+    parser.add_argument("--title", help="the page's title (default: the suite's title, from the runs)")
+    args = parser.parse_args(argv)
+    try:
+        refuse_output_holding_inputs(args.out, [*args.runs, *([args.previous] if args.previous else [])])
+        payloads = [load(p) for p in args.runs]
+        refuse_repeats(args.runs, payloads)
+        seen, passed_over = seeds_seen(args.runs)
+        merged = merge(payloads, [str(p) for p in args.runs], seen)
+        if args.previous:
+            merged["changes"] = changes(load(args.previous), merged)
+    except PayloadError as error:
+        print(f"merge: {error}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    missing = copy_figures(merged, [p.resolve() for p in args.runs], args.out)
+    merged[REPORT_ID] = new_report_id()
+    try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
+        write_merged(args.out, merged, standalone_html(merged, args.out, _title(args.title, merged)))
+    except (OSError, ReportDirectoryBusy) as error:
+        pair = [args.out / "verdicts.json", args.out / "verdict.html"]
+        print(f"merge: {failed_write_line(error, pair) if isinstance(error, OSError) else error}", file=sys.stderr)
+        return 2
+    if missing:  # the page shows them as absent; say which, and why that happens
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        print(
+            f"merge: {len(missing)} figure(s) the runs name are not beside their verdicts.json and are left out of the "
+            f"page: {shown} (a saved run under runs/ keeps only verdicts.json: merge the report directories' files "
+            "for the figures)",
+            file=sys.stderr,
+        )
+    counts: dict[str, int] = {}
+    for record in merged["claims"]:
+        counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
+    for line in [*passed_over, *(f"merge: {line}" for line in refusals(merged))]:
+        print(line, file=sys.stderr)
+    replicated = f"; {replication_line(merged['replication'])}" if "replication" in merged else ""
+    print(f"merged {len(payloads)} runs (tiers {merged['tier']}) into {args.out}: {counts}{replicated}")
+    return 1 if counts.get(BROKEN) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""Pooling an anytime statement's chains in a merge: one decision from the ledgers of several runs.
+
+An anytime statement (pytest_claims.statements.anytime_rate, pytest_claims.statements.anytime_batches) leaves its chain
+of looks in its evidence: the ledger, one entry per batch, each batch drawn from a stream keyed by the master seed. A
+merge meets such chains in two ways.
+
+- **Runs of one master seed** hold the same chain, perhaps at different lengths (a machine that continued it
+  further): every ledger must be a prefix of the longest, whose decision stands (`longest_chain`); anything else (a
+  stream with other counts, a gap) is left to the merge's "conflicting outcomes".
+- **Runs under several master seeds** hold independent chains (their streams differ). `pool_seeds` joins them into
+  one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues the
+  chain of the seeds before it, as one more batch would (pytest_claims.anytime.chain_kinds.derive_chain: a product of
+  batch e-values goes on multiplying), so for a rate each look is the mixture e-value of the counts pooled so far, and
+  the last one that of all the seeds' counts (by the chain rule, the first seeds' e-value times the next seed's under
+  their posterior: the prior's cost is paid once, not once per seed). The data of the seeds are independent draws of
+  the same code, so the joined chain is one chain of looks, and Ville's inequality keeps the registered false alarms
+  at its first crossing, however long each seed was continued. The first crossing is final. A seed held and another
+  refuted are not pooled: the replication set calls that claim broken. The seeds must be the statement's declared
+  replication set, whole and in order (pytest_claims.merge.replication_set): leaving a seed out after seeing it, or
+  adding one below those already merged, is a choice after the data, and one stream under two seed labels counts its
+  data twice; the merge refuses these in one line, and reports each seed's own outcome.
+
+Every chain is data from elsewhere: it is read back through pytest_claims.statements.ledger.check_ledger (each batch's
+data, stream ids, and running totals and e-values recomputed from the data), and a chain that fails is not pooled (the
+merge says why).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from pytest_claims.anytime.evalues import decide_log_evalues
+from pytest_claims.anytime.chain_kinds import derive_chain, kind_of
+from pytest_claims.statements.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, Verdict
+from pytest_claims.merge.replication_set import (
+    holds_chain,
+    not_the_declared_set,
+    one_stream_under_two_seeds,
+    started,
+    stream_digest,
+)
+from pytest_claims.stats.shown_numbers import significant
+
+POOLABLE = (HELD, REFUTED, INCONCLUSIVE)
+NOT_POOLED = ": not pooled: "  # marks a refused pooling among a claim's problems
+
+
+def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(the evidence name, the checked ledger) of a statement record's one anytime decision; None if it has none
+    or several; LedgerInvalid if its chain is not one the plugin wrote."""
+    if not holds_chain(record):
+        return None
+    found = [(k, v) for k, v in record["evidence"].items() if isinstance(v, dict) and "anytime" in v]
+    if len(found) != 1:
+        return None
+    what, decision = found[0]
+    block = decision["anytime"]
+    try:
+        statement = block["parameters"] if "parameters" in block else _rate_parameters(what, decision, block)
+        ledger = {"version": LEDGER_VERSION, "statement": statement, "batches": block["ledger"]}
+    except (KeyError, TypeError):
+        raise LedgerInvalid(f"{what}: its anytime block lacks a field of the chain") from None
+    return what, check_ledger(ledger)
+
+
+def _rate_parameters(what: str, decision: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
+    """A rate chain's statement parameters, from the decision record (decide_rate's block names none of its own)."""
+    return {
+        "what": what,
+        "threshold": decision["threshold"],
+        "at_least": str(decision["statement"]).startswith("rate >="),
+        "alpha": block["refute_alpha"],
+        "held_alpha": block["held_alpha"],
+        "prior": block["prior"],
+    }
+
+
+def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    try:
+        chains = [chain_of(r) for r in records]
+    except (ValueError, TypeError):  # LedgerInvalid, or a number the e-values refuse (a threshold of 5)
+        return None
+    return None if any(c is None for c in chains) else [c[1] for c in chains]
+
+
+def longest_chain(records: list[dict[str, Any]]) -> int | None:
+    """The index of the record whose chain is the longest, if every record's chain (one master seed) is a prefix of
+    it, with the same statement parameters; None otherwise (the records are then not one chain)."""
+    chains = _chains(records)
+    if chains is None:
+        return None
+    longest = max(range(len(chains)), key=lambda i: len(chains[i]["batches"]))
+    whole = chains[longest]
+    for chain in chains:
+        drawn = [_drawn(b) for b in whole["batches"][: len(chain["batches"])]]
+        if chain["statement"] != whole["statement"] or [_drawn(b) for b in chain["batches"]] != drawn:
+            return None
+    return longest
+
+
+def _drawn(batch: dict[str, Any]) -> dict[str, Any]:
+    """A batch as its stream determines it: all but the run that drew it (two machines draw the same batch)."""
+    return {k: v for k, v in batch.items() if k != "run"}
+
+
+def _seed_order(seed: str) -> tuple[int, Any]:
+    return (0, int(seed)) if seed.lstrip("-").isdigit() else (1, seed)
+
+
+def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The pooled record of one statement test from its record under each master seed: its chains joined in
+    ascending seed order (each seed's counts added to those before it) and decided at the first crossing;
+    "outcome" is None (with "why") when not pooled."""
+    seeds = sorted(by_seed, key=_seed_order)
+    records = [by_seed[s] for s in seeds]
+    chains = _chains(records)
+    per_seed = {s: {"outcome": r.get("outcome")} for s, r in zip(seeds, records)}
+    if chains is None:
+        return {"seeds": per_seed, "outcome": None, "why": "a seed's record holds no single sound anytime chain"}
+    if not all(kind_of(chain["statement"]).evalues for chain in chains):
+        return {"seeds": per_seed, "outcome": None, "why": "alpha spent over rounds of p-values is not pooled"}
+    for seed, chain in zip(seeds, chains):
+        last = chain["batches"][-1]
+        per_seed[seed].update(batches=len(chain["batches"]), **_totals(chain["statement"], last))
+        per_seed[seed].update(log_e_for=last["log_e_for"], log_e_against=last["log_e_against"])
+        per_seed[seed]["stream"] = stream_digest(chain)
+    why, refused = _not_independent(seeds, chains)
+    if why:  # a duplicated stream would count its evidence twice: not pooled (refused: the claim is broken)
+        return {"seeds": per_seed, "outcome": None, "why": why, **({"refused": True} if refused else {})}
+    why = _not_poolable(records, chains)
+    if why:
+        return {"seeds": per_seed, "outcome": None, "why": why}
+    statement = chains[0]["statement"]
+    joined = [entry for chain in chains for entry in chain["batches"]]
+    looks = [(seed, entry["batch"]) for seed, chain in zip(seeds, chains) for entry in chain["batches"]]
+    derived = derive_chain(statement, joined)  # each seed's batches continue the chain of the seeds before it
+    log_for, log_against = [d["log_e_for"] for d in derived], [d["log_e_against"] for d in derived]
+    decided = decide_log_evalues(log_for, log_against, alpha=statement["alpha"], held_alpha=statement["held_alpha"])
+    at = looks[decided.decided_at_look - 1] if decided.decided_at_look else None
+    return {
+        "what": statement["what"],
+        "seeds": per_seed,
+        "outcome": decided.decision,
+        "batches": len(joined),
+        **_totals(statement, derived[-1]),
+        "log_e_for": decided.log_e_for,
+        "log_e_against": decided.log_e_against,
+        "max_log_e_for": decided.max_log_e_for,
+        "max_log_e_against": decided.max_log_e_against,
+        "needs_for": -math.log(statement["held_alpha"]),
+        "needs_against": -math.log(statement["alpha"]),
+        "decided_at": {"seed": at[0], "batch": at[1]} if at else None,
+    }
+
+
+def _totals(statement: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
+    """A chain's whole as a pooled record reports it: a rate's counts (successes, trials); nothing for a product."""
+    return {name.removeprefix("cum_"): last[name] for name in kind_of(statement).totals}
+
+
+def _not_independent(seeds: list[str], chains: list[dict[str, Any]]) -> tuple[str, bool]:
+    """(why these seeds' chains are not independent streams, whether that is refused), or ("", False): a stream id,
+    or the same data, twice."""
+    streams = [b["stream"] for c in chains for b in c["batches"]]
+    if len(set(streams)) != len(streams):
+        return "a stream id appears under two seeds (the chains are not independent)", True
+    return one_stream_under_two_seeds(seeds, chains)  # known by what they drew, not by the seed in their ids
+
+
+def _not_poolable(records: list[dict[str, Any]], chains: list[dict[str, Any]]) -> str:
+    """Why these seeds' chains are not one pooled decision ("" if they are)."""
+    if any(r.get("outcome") not in POOLABLE for r in records):
+        return "a seed's outcome is not held, refuted or inconclusive"
+    if any(c["statement"] != chains[0]["statement"] for c in chains):
+        return "the seeds' chains were started under different statement parameters"
+    outcomes = {r["outcome"] for r in records}
+    if {HELD, REFUTED} <= outcomes:
+        return "held under one seed and refuted under another"
+    return ""
+
+
+def pooled_reason(pooled: dict[str, Any]) -> str:
+    seeds = ", ".join(pooled["seeds"])
+    decided = pooled["decided_at"]
+    where = f"crossed at seed {decided['seed']}, batch {decided['batch']}" if decided else "neither crossed"
+    counted = f"{pooled['successes']} of {pooled['trials']}" if "trials" in pooled else f"{pooled['batches']} batches"
+    return (
+        f"{pooled['what']}: pooled over master seeds {seeds} ({counted}; their chains joined in seed order, "
+        "anytime-valid): "
+        f"ln E for the statement {significant(pooled['log_e_for'])} (needs {significant(pooled['needs_for'])}), "
+        f"against it {significant(pooled['log_e_against'])} (needs {significant(pooled['needs_against'])}); {where}"
+    )
+
+
+def pool_seeds(
+    per_seed: dict[str, dict[str, Any]], seen: dict[str, dict[str, str]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The pooled record of every statement test that holds an anytime chain: pooled when the inputs' seeds are its
+    declared replication set, whole and in order (pytest_claims.merge.replication_set), else refused with the reason (a
+    record with "refused"). `seen`: per test, the seeds that hold a chain of it outside the inputs (saved runs) ->
+    where. With one seed there is nothing to pool: only a refusal (seeds seen that the merge lacks) is returned."""
+    by_test: dict[str, dict[str, dict[str, Any]]] = {}
+    for seed, payload in per_seed.items():
+        for claim in payload["claims"]:
+            for record in claim["statements"]:
+                by_test.setdefault(record["test"], {})[seed] = record
+    out = {}
+    for test, records in by_test.items():
+        if not any(holds_chain(r) for r in records.values()):
+            continue
+        others = {s: where for s, where in (seen or {}).get(test, {}).items() if s not in records}
+        if len(records) == 1 and not others:
+            continue
+        why = not_the_declared_set(list(records), others, _starts(records))
+        if why:
+            outcomes = {s: {"outcome": r.get("outcome")} for s, r in records.items()}
+            out[test] = {"seeds": outcomes, "outcome": None, "why": why, "refused": True}
+        elif len(records) > 1:
+            out[test] = pool_chains(records)
+    return out
+
+
+def _starts(records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """When each seed's chain was started (pytest_claims.merge.replication_set.started), for the seeds whose record
+    holds one sound chain (the others are not pooled, for their own reason)."""
+    starts = {}
+    for seed, record in records.items():
+        try:
+            found = chain_of(record)
+        except (ValueError, TypeError):
+            continue
+        if found is not None:
+            starts[seed] = started(found[1])
+    return starts
+
+
+def refusals(merged: dict[str, Any]) -> list[str]:
+    """One line per statement test a merged payload did not pool: its refused poolings (each a problem of its claim,
+    `with_pooled`), then the others of `replication.pooled` (their seeds' own outcomes stand), once each."""
+    found = [line for c in merged["claims"] for line in c.get("problems", []) if NOT_POOLED in line]
+    pooled = merged.get("replication", {}).get("pooled", [])
+    found += [f"{p['test']}{NOT_POOLED}{p['why']}" for p in pooled if p["outcome"] is None]
+    return list(dict.fromkeys(found))
+
+
+def pooled_replication(
+    alone: dict[str, Any], merged_claims: list[dict[str, Any]], pooled: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """`replication` of a merge that pooled: the seeds' verdicts and outcomes each decided alone (`alone`: as
+    pytest_claims.merge.command.replication_set gives them before pooling), the pooled statements, and how many claims
+    the pooled outcomes decide (`claims_decided_pooled`, only where some pooled outcome exists)."""
+    out = dict(alone, pooled=pooled)
+    if any(p["outcome"] is not None for p in pooled):
+        out["claims_decided_pooled"] = sum(c["verdict"] in (Verdict.VERIFIED, Verdict.FALSIFIED) for c in merged_claims)
+    return out
+
+
+def pooled_list(per_seed: dict[str, dict[str, Any]], pooled: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """`replication.pooled`: each pooled statement test with its claim key and statement, in the payload's order."""
+    out: dict[str, dict[str, Any]] = {}
+    for payload in per_seed.values():
+        for claim in payload["claims"]:
+            for s in claim["statements"]:
+                if s["test"] in pooled and s["test"] not in out:
+                    out[s["test"]] = {"test": s["test"], "claim": claim["key"], "statement": s["statement"]}
+    return [dict(where, **pooled[test]) for test, where in out.items()]
+
+
+def with_pooled(payload: dict[str, Any], pooled: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A copy of one seed's merged payload whose pooled statement tests carry the pooled decision: its outcome, a
+    reason saying so, and the pooled record beside the seed's own chain in the evidence; a refused pooling is a
+    problem of the statement's claim (its seeds' own outcomes stand)."""
+    out = copy.deepcopy(payload)
+    for claim in out["claims"]:
+        for record in claim["statements"]:
+            found = pooled.get(record["test"])
+            if found is not None and found.get("refused"):  # a cause of `broken`, kept by every later merge
+                line = f"{record['test']}{NOT_POOLED}{found['why']}"
+                claim["problems"] = [
+                    *claim.get("problems", []),
+                    *([line] if line not in claim.get("problems", []) else []),
+                ]
+            if found is None or found["outcome"] is None:
+                continue
+            record["outcome"], record["reason"] = found["outcome"], pooled_reason(found)
+            record["evidence"][found["what"]] = dict(record["evidence"][found["what"]], pooled=found)
+    return out

@@ -1,0 +1,285 @@
+"""The declared replication set of a merge: which seeds' anytime chains must all be merged, in which order, before
+the merge pools them, and each chain's stream known by the data it drew rather than by its seed label.
+
+Pooling the chains of several master seeds (pytest_claims.merge.pool) keeps the registered false alarm only when the set
+of seeds and their order were fixed before the data. Measured on pooling that let the user choose (issue 47's audit):
+pooling the favourable seeds of 30 reached 9.5-87 x alpha, adding seeds below those already merged and merging after
+each 5-22 x, and one stream merged under 2-5 seed labels 4-495 x. So the set is declared, and a merge that does not
+hold it whole and in order reports each seed's own outcome and no pooled one, with one line saying why.
+
+**The declaration** is a rule the plugin fixes for every statement, before any run: a replication set is the seeds
+S, S+1, S+2, ... in ascending order with no gaps, each started no later than the seed above it (a seed is started by
+the run that drew its first batch; runs started together on several machines are in order when launched lowest seed
+first). S is the lowest seed that holds a chain of the statement anywhere the merge can see: its inputs, and the saved
+runs beside them (`<report dir>/runs/`, pytest_claims.report.history). Why a rule rather than a list written in the
+registry or the ini file: a list can be written, or rewritten, after the results are seen, and nothing in a run proves
+when it was; the rule has nothing to choose, and every run already records what it is checked against (its master seed,
+and in each ledger batch the id of the run that drew it, which begins with the run's start time). What no merge can see,
+it cannot count: seeds run elsewhere and never saved beside an input. A gap shows them (seeds 1, 2 and 4 merged: seed
+3 is missing), and so does a saved run; keep every run's report directory, and merge from it.
+
+**A stream** is known by a digest of the data its batches drew (pytest_claims.anytime.chain_kinds.data_of, batch by
+batch),
+not by the seed in its stream ids, so a test whose data ignore the seed, merged under two seeds, is one stream under
+two labels and is not pooled, also when one label's chain was continued further (the batches they share coincide).
+A chain whose stream ids name another seed than the one it is merged under (a verdicts.json whose seed was edited)
+is relabelled: refused. Two honest chains of few counts can coincide by chance (0 of 4 under two seeds; one batch of
+50 fair coins, with chance 0.08): a rate's batch keeps its counts only (decide_rate never sees the trials), and a
+digest tells streams apart only as far as the data it digests differ, so no digest can. They are not pooled when
+they are the whole set (refusing never adds a false alarm; continuing both chains tells them apart), and pooled as
+independent when they are part of it (measured in benchmarks/anytime_means_type_one.py: at most alpha).
+
+**Assumed, not checked** (a merge cannot see it; the docs state it as the pooled route's assumption): every run's
+report directory is kept beside those merged (a run deleted cannot be counted); no ledger is edited consistently
+(stream ids rewritten to another seed are forged data); and after a merge has pooled seeds S..T, only seed T is
+continued or seeds above T added (a lower seed continued after the merge puts its new batches before seeds it has
+seen; its ledger's run ids show it was continued later, but not that a merge came between, and continuing the seeds
+in parallel with no merge between, as the how-to does, is the same ledger).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from pytest_claims.model import verdicts_json
+from pytest_claims.anytime.chain_kinds import RATE, SIGN, TWO_PROPORTIONS, data_of, kind_of
+from pytest_claims.model.inputs import checked_run
+from pytest_claims.model.verdicts_json import PayloadError
+from pytest_claims.report.history import RUNS_DIR, saved_runs
+
+COINCIDENCE = 1e-3  # below this chance two independent streams do not hold the same data: one stream, refused
+SAVED_RUNS_READ = 500  # a bound on the files one merge reads beside each input
+_STARTED = re.compile(r"^([0-9]{8}T[0-9]{6}Z)")  # a run id begins with its start (report_files.new_report_id)
+DECLARED = "seeds S, S+1, ... in ascending order with no gaps"
+
+
+def stream_digest(chain: dict[str, Any], batches: int | None = None) -> str:
+    """A checked chain's stream, known by what it drew: the sha256 of its batches' own data, in order (neither the
+    stream ids, which carry the seed label, nor the run, nor what the chain derives); of its first `batches` only, if
+    given (None: all)."""
+    kind = kind_of(chain["statement"])
+    drawn = [data_of(kind, entry, index) for index, entry in enumerate(chain["batches"][:batches])]
+    return hashlib.sha256(json.dumps(drawn, sort_keys=True).encode()).hexdigest()
+
+
+def _shared_batches(chains: list[dict[str, Any]]) -> int:
+    """How many leading batches all of `chains` hold with the same data (a chain continued further than the others
+    still shares their batches: one stream is a prefix of the other)."""
+    kind = kind_of(chains[0]["statement"])
+    shared = min(len(c["batches"]) for c in chains)
+    for index in range(shared):
+        first = data_of(kind, chains[0]["batches"][index], index)
+        if any(data_of(kind, c["batches"][index], index) != first for c in chains[1:]):
+            return index
+    return shared
+
+
+def mislabelled(seeds: list[str], chains: list[dict[str, Any]]) -> str:
+    """Why a chain is not its seed's ("" if each is): a batch whose stream id names another master seed than the one
+    it is merged under (a verdicts.json whose seed was edited: relabelled; pytest_claims.ledger.stream_id)."""
+    for seed, chain in zip(seeds, chains):
+        for entry in chain["batches"]:
+            if not str(entry["stream"]).startswith(f"seed={seed}|"):
+                return (
+                    f"seed {seed}'s chain was drawn under another seed (batch {entry['batch']}'s stream id is "
+                    f"{entry['stream']!r}): a relabelled seed"
+                )
+    return ""
+
+
+def one_stream_under_two_seeds(seeds: list[str], chains: list[dict[str, Any]]) -> tuple[str, bool]:
+    """(why some seeds' chains are not their own streams, whether that is refused) or ("", False).
+
+    A chain whose stream ids name another seed is relabelled: refused (`mislabelled`). Seeds whose chains hold the
+    same data over the batches they share (one chain may be continued further: the same leading batches) are a
+    group: each group of g of the K seeds, and each pair in it, is tested against chance: the chance that g
+    independent streams coincide so over their shared batches, times the C(K, g) groups of g the set could have
+    formed (a union bound), is the chance that an honest set shows such a group. Below COINCIDENCE (always, for
+    continuous observations) the group is one stream under g labels: refused. Otherwise a group of few counts may be
+    chance: pooled as independent, unless it is the whole set with the same data batch for batch (every seed the same
+    data: one stream and a coincidence cannot be told apart, so not pooled, and no claim broken).
+    """
+    why = mislabelled(seeds, chains)
+    if why:
+        return why, True
+    groups: dict[str, list[int]] = {}
+    for index, chain in enumerate(chains):
+        groups.setdefault(stream_digest(chain, 1), []).append(index)
+    not_pooled = ""
+    for members in groups.values():
+        pairs = [list(pair) for pair in itertools.combinations(members, 2)] if len(members) > 2 else []
+        for group in [members, *pairs] if len(members) > 1 else []:
+            why, refused = _coinciding(seeds, chains, group)
+            if refused:
+                return why, True
+            not_pooled = not_pooled or why
+    if not_pooled:
+        return not_pooled, False
+    return "", False
+
+
+def _coinciding(seeds: list[str], chains: list[dict[str, Any]], group: list[int]) -> tuple[str, bool]:
+    """`one_stream_under_two_seeds` for one group of seeds whose first batches hold the same data."""
+    members = [chains[i] for i in group]
+    shared = _shared_batches(members)
+    prefix = dict(members[0], batches=members[0]["batches"][:shared])
+    chance = coincidence_chance(prefix, len(group)) * math.comb(len(chains), len(group))
+    named = [seeds[i] for i in group]
+    whole = all(len(c["batches"]) == shared for c in members)
+    over = "batch for batch" if whole else f"batch for batch over their first {shared} batch(es)"
+    same = (
+        f"seeds {', '.join(named[:-1])} and {named[-1]} hold the same observations {over} "
+        f"(digest {stream_digest(prefix)[:12]})"
+    )
+    if chance < COINCIDENCE:
+        return f"{same}: one stream under {len(named)} labels (chance of so many coinciding: {chance:.2g})", True
+    if len(group) == len(chains) and whole:
+        return (
+            f"{same}: one stream under {len(named)} labels, or chance (independent streams of these counts "
+            f"coincide so with chance {chance:.2g}); not pooled: continue the chains to tell them apart"
+        ), False
+    return "", False
+
+
+def coincidence_chance(chain: dict[str, Any], copies: int = 2) -> float:
+    """An upper bound on the chance that `copies` independent streams all draw this chain's data batch for batch, at
+    the rates its own data estimate: the product over batches and arms of sum_k Binomial(k; n, p)^copies (for signs,
+    the count above alone: a bound); 0 for continuous observations (a t statistic, bounded values)."""
+    batches, name = chain["batches"], kind_of(chain["statement"]).name
+    arms = {RATE: [("successes", "trials")], TWO_PROPORTIONS: [("k_a", "n_a"), ("k_b", "n_b")]}.get(name)
+    if name == SIGN:
+        arms = [("above", "n_sign")]
+        batches = [dict(b, n_sign=b["above"] + b["below"] + b["ties"]) for b in batches]
+    if arms is None:
+        return 0.0
+    log_chance = 0.0
+    for k_name, n_name in arms:
+        total_k, total_n = sum(b[k_name] for b in batches), sum(b[n_name] for b in batches)
+        rate = total_k / total_n if total_n else 0.0
+        log_chance += sum(_log_same_binomial(b[n_name], rate, copies) for b in batches)
+    return math.exp(log_chance)
+
+
+def _log_same_binomial(n: int, p: float, copies: int) -> float:
+    """ln sum_k Binomial(k; n, p)^copies: the chance that `copies` independent Binomial(n, p) draws are all equal
+    (summed over the counts within 12 standard deviations of the mean, where all but a negligible part of it lies)."""
+    if n == 0 or p in (0.0, 1.0):
+        return 0.0
+    sd = math.sqrt(n * p * (1 - p))
+    low, high = max(0, math.floor(n * p - 12 * sd - 1)), min(n, math.ceil(n * p + 12 * sd + 1))
+    log_n = math.lgamma(n + 1)
+    logs = [
+        copies * (log_n - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p))
+        for k in range(low, high + 1)
+    ]
+    top = max(logs)
+    return top + math.log(sum(math.exp(v - top) for v in logs))
+
+
+def started(chain: dict[str, Any]) -> dt.datetime | None:
+    """When a chain's seed was started: the start of the run that drew its first batch (None if its run id does not
+    say)."""
+    run = chain["batches"][0].get("run") if chain["batches"] else None
+    found = _STARTED.match(run) if isinstance(run, str) else None
+    if found is None:
+        return None
+    return dt.datetime.strptime(found.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+
+
+def report_dirs(inputs: list[Path]) -> list[Path]:
+    """The report directories of merge inputs: a run's verdicts.json lies in one, a saved run's two levels below."""
+    found: list[Path] = []
+    for path in inputs:
+        directory = Path(path).parent
+        candidates = [directory]
+        if directory.parent.name == RUNS_DIR:  # <report dir>/runs/NNNN_.../verdicts.json
+            candidates.append(directory.parent.parent)
+        found.extend(c for c in candidates if c not in found)
+    return found
+
+
+def holds_chain(record: dict[str, Any]) -> bool:
+    """Whether a statement record's evidence holds an anytime decision (sound or not: pytest_claims.merge.pool.chain_of
+    checks it)."""
+    evidence = record.get("evidence")
+    return isinstance(evidence, dict) and any(isinstance(v, dict) and "anytime" in v for v in evidence.values())
+
+
+def seeds_seen(inputs: list[Path]) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Per statement test, the seeds that hold an anytime chain of it in a saved run beside an input (the newest
+    SAVED_RUNS_READ of each report directory), each with that saved run's path; and one line for each saved run passed
+    over (unreadable, or beyond the bound)."""
+    seen: dict[str, dict[str, str]] = {}
+    skipped: list[str] = []
+    for report_dir in report_dirs(inputs):
+        found = saved_runs(report_dir)
+        if len(found) > SAVED_RUNS_READ:
+            skipped.append(
+                f"merge: {len(found) - SAVED_RUNS_READ} saved run(s) under {report_dir / RUNS_DIR} older than the "
+                f"newest {SAVED_RUNS_READ} were not read for the seeds they hold"
+            )
+        for _, directory in reversed(found[-SAVED_RUNS_READ:]):
+            path = directory / "verdicts.json"
+            try:
+                payload = checked_run(verdicts_json.read(path), path)
+            except (PayloadError, OSError) as error:
+                skipped.append(f"merge: the saved run {path} was passed over ({str(error)[:200]})")
+                continue
+            seed = str(payload.get("seed"))
+            for claim in payload["claims"]:
+                for record in claim["statements"]:
+                    if holds_chain(record):
+                        seen.setdefault(record["test"], {}).setdefault(seed, str(path))
+    return seen, skipped
+
+
+def _integer(seed: str) -> bool:
+    return seed.lstrip("-").isdigit()
+
+
+def not_the_declared_set(
+    input_seeds: list[str], seen: dict[str, str], starts: dict[str, dt.datetime | None] | None = None
+) -> str:
+    """Why the inputs' seeds of one statement test are not its declared replication set, whole and in order ("" if
+    they are): a seed that is no integer, a seed between the lowest and the highest seen that the inputs lack (named
+    with where it was seen, or as a gap), or a seed started after a higher one. `seen`: seeds held elsewhere -> where;
+    `starts`: the start of each input seed with a sound chain (`started`; order not checked when `starts` is None)."""
+    everything = set(input_seeds) | set(seen)
+    odd = sorted(s for s in everything if not _integer(s))
+    if odd:
+        return f"seed {odd[0]!r} is not an integer, so the declared order ({DECLARED}) cannot place it"
+    numbers = sorted(int(s) for s in everything)
+    missing = [n for n in range(numbers[0], numbers[-1] + 1) if str(n) not in input_seeds]
+    if missing:
+        shown = ", ".join(f"seed {n} ({_where(seen.get(str(n)))})" for n in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        return (
+            f"the declared replication set is seeds {numbers[0]} to {numbers[-1]} ({DECLARED}); "
+            f"the inputs lack {shown}{more}"
+        )
+    if starts is None:
+        return ""
+    ordered = sorted(input_seeds, key=int)
+    for index, low in enumerate(ordered):
+        if low not in starts:
+            continue  # no sound chain: not pooled, for that reason
+        if starts[low] is None:
+            return f"seed {low}'s chain does not say when it was started (its first batch's run id): no order to check"
+        later = [high for high in ordered[index + 1 :] if starts.get(high) is not None and starts[high] < starts[low]]
+        if later:
+            return (
+                f"seed {low} was started ({starts[low]:%Y-%m-%d %H:%M:%S} UTC) after seed {later[0]} "
+                f"({starts[later[0]]:%Y-%m-%d %H:%M:%S} UTC): the declared order is ascending ({DECLARED})"
+            )
+    return ""
+
+
+def _where(path: str | None) -> str:
+    return f"its chain is in {path}" if path else "no chain anywhere the merge can see: a gap"

@@ -1,0 +1,255 @@
+"""The session on the controller (or the single process): gathers what the tests report and decides the claims into
+the payload of verdicts.json (registered only there, as pytest's junitxml registers LogXML; report_files writes it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_claims.model import verdicts_json
+from pytest_claims.roles.collection import registry_check_message
+from pytest_claims.model.key_numbers import unknown_key_numbers
+from pytest_claims.outcomes import ANY_TIER, BROKEN, CRASHED, ERROR
+from pytest_claims.model.registry import Registry, false_alarm_budget
+from pytest_claims.report.history import same_selection, selected_claims
+from pytest_claims.roles.seeding import master_seed
+from pytest_claims.roles.state import (
+    INDIVISIBLE_PROPERTY,
+    MUTANT_PROPERTY,
+    REFERENCE_PROPERTY,
+    RUN_PROPERTY,
+    STORE_PROPERTY,
+    State,
+)
+from pytest_claims.model.verdicts import ClaimInputs, MutantResult, StatementRun, changes
+
+
+def git_commit(root: Path) -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+uncommitted" if dirty else "")
+
+
+def tier_of(config: pytest.Config) -> str:
+    return config.option.markexpr or "all"
+
+
+def false_alarm_table(registry: Registry, tier: str, budget: Any) -> dict[str, Any]:
+    """The registered false-alarm probabilities of the tiers this run selected (all tiers when the
+    marker expression names none), with their sums."""
+    table = false_alarm_budget(registry)
+    chosen = [t for t in registry.tiers if t in tier.split()] or list(registry.tiers)
+    return {"budget": float(budget), "tiers": {t: table[t] for t in chosen}}
+
+
+def first_error_line(longrepr: Any) -> str:
+    """The `E ` line pytest puts last in a failure's text (or its last line)."""
+    lines = [line.strip() for line in str(longrepr).splitlines() if line.strip()]
+    return next(
+        (line[1:].strip() for line in reversed(lines) if line.startswith("E ")),
+        lines[-1] if lines else "collection failed",
+    )
+
+
+class Controller:
+    """Collects statement runs from the reports and writes verdicts.json."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.config = state.config
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        if not self.state.interrupted_by:
+            self.state.interrupted_by = "SIGINT (KeyboardInterrupt)"
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A module that fails to collect breaks the claims whose tests it holds."""
+        if report.failed:
+            self.state.collection_errors[report.nodeid or "<session>"] = first_error_line(report.longrepr)[:300]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        state = self.state
+        state.durations[report.nodeid] = state.durations.get(report.nodeid, 0.0) + float(
+            getattr(report, "duration", 0.0) or 0.0
+        )
+        for name, value in report.user_properties:
+            if name == RUN_PROPERTY:
+                if report.nodeid not in state.runs or value["outcome"] == ERROR:
+                    state.runs[report.nodeid] = StatementRun.from_dict(value)
+            elif name == REFERENCE_PROPERTY:
+                if report.nodeid not in state.reference or value == ERROR:
+                    state.reference[report.nodeid] = value
+            elif name == STORE_PROPERTY:
+                state.store_events.setdefault(report.nodeid, []).extend(value)
+            elif name == INDIVISIBLE_PROPERTY:
+                state.indivisible[report.nodeid] = value
+            elif name == MUTANT_PROPERTY:
+                state.mutant_results.setdefault(value["test"], {})[value["mutant"]] = value
+                state.mutant_items_reached.add(report.nodeid)
+
+    def environment(self) -> dict[str, Any]:
+        env: dict[str, Any] = {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "pytest": pytest.__version__,
+            "git_commit": git_commit(Path(self.config.rootpath)),
+        }
+        for part in self.config.hook.pytest_claims_environment(config=self.config):
+            env.update(part or {})
+        env["master_seed"] = master_seed(self.config)  # the plugin's --seed / claims_seed is the run's seed
+        return env
+
+    def claim_inputs(self) -> dict[str, ClaimInputs]:
+        state = self.state
+        root = Path(self.config.rootpath)
+        inputs = {
+            cid: ClaimInputs(
+                exercised=set(state.exercised.get(cid, set())),
+                selected=cid in state.selected,
+                has_tests=bool(claim.tests) and (root / claim.tests).is_file(),
+            )
+            for cid, claim in state.registry.claims.items()
+        }
+        for test, line in sorted(state.crashed.items()):
+            if test in state.runs:
+                continue
+            if test in state.statement_of:
+                cid, name = state.statement_of[test]
+                claim = state.registry.claims[cid]
+                tier = ANY_TIER if claim.statements[name].scale_free else tier_of(self.config)
+                state.runs[test] = StatementRun(
+                    test=test, claim=cid, statement=name, tier=tier, outcome=CRASHED, reason=line
+                )
+            else:
+                for cid in state.scheduled.get(test, ()):
+                    inputs[cid].problems.append(f"the process running {test} crashed ({line})")
+        for run in state.runs.values():
+            self.attach_mutants(run)
+            inputs[run.claim].runs.append(run)
+        if state.interrupted_by and not state.collected:  # cut off before its tests were known: none was reached
+            for cid, claim in state.registry.claims.items():
+                if inputs[cid].has_tests:
+                    inputs[cid].not_reached.add(claim.tests)
+                    inputs[cid].interrupted_by = f"{state.interrupted_by}, before collection ended"
+        if state.interrupted_by:  # a test, or a mutant item, with no end: not reached (never also counted)
+            scheduled = {test: set(cids) for test, cids in state.scheduled.items()}
+            for test, cid in state.mutant_items.items():
+                scheduled.setdefault(test, set()).add(cid)
+            ended = {*state.runs, *state.reference, *state.crashed, *state.mutant_items_reached}
+            for test, cids in scheduled.items():
+                if test not in ended:
+                    for cid in cids:
+                        inputs[cid].not_reached.add(test)
+                        inputs[cid].interrupted_by = state.interrupted_by
+        for cid, claim in state.registry.claims.items():  # a stale mutant cannot show its statement's power
+            if cid not in state.selected:
+                continue
+            for statement in claim.statements.values():
+                for name in statement.mutants:
+                    if name in state.stale_mutants:
+                        inputs[cid].problems.append(
+                            f"mutant {name!r} of {statement.name} no longer applies ({state.stale_mutants[name]}); "
+                            "remedy: update its snippet in the catalogue to the code as it now reads"
+                        )
+        for cid, claim in state.registry.claims.items():  # a key number that names nothing recorded is registry drift
+            inputs[cid].problems.extend(unknown_key_numbers(claim, inputs[cid].runs))
+        for module, message in sorted(state.collection_errors.items()):
+            for claim in state.registry.claims_of_module(module):
+                inputs[claim.id].problems.append(f"collection error in {module}: {message}")
+        return inputs
+
+    def attach_mutants(self, run: StatementRun) -> None:
+        """The results of the statement test's mutant items (run wherever xdist placed them), in the registry's
+        order of its mutants."""
+        found = self.state.mutant_results.get(run.test, {})
+        order = self.state.registry.claims[run.claim].statements[run.statement].mutants
+        fields = MutantResult.__dataclass_fields__
+        run.mutants = [{k: v for k, v in found[m].items() if k in fields} for m in order if m in found]
+
+    def build_payload(self) -> dict[str, Any]:
+        state, config = self.state, self.config
+        environment = self.environment()
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        payload = verdicts_json.build(
+            state.registry,
+            self.claim_inputs(),
+            suite=config.getini("claims_title"),
+            tier=tier_of(config),
+            seed=environment["master_seed"],
+            mutants_run=state.run_mutants,
+            environment=environment,
+            false_alarm=false_alarm_table(state.registry, tier_of(config), config.getini("claims_false_alarm_budget")),
+            reference=state.reference,
+            collection_errors=[{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
+            runs=[
+                {
+                    "run": state.report_id or None,  # tells apart two runs of one second (merge)
+                    "tier": tier_of(config),
+                    "host": platform.node(),
+                    "device": environment.get("device_name", environment.get("device", "cpu")),
+                    "commit": environment["git_commit"],
+                    "date": now,
+                    "store": state.store.mode,
+                    "source": "this run",
+                    "tests": sorted(state.runs),
+                    "interrupted": state.interrupted_by,
+                }
+            ],
+            timings={
+                "generated_at": now,
+                "session_seconds": round(time.time() - state.started, 3),
+                "store": {test: events for test, events in sorted(state.store_events.items())},
+                "tests": {test: round(seconds, 3) for test, seconds in sorted(state.durations.items())},
+                "indivisible": dict(sorted(state.indivisible.items())),
+            },
+            previous=state.previous,
+        )
+        # Without --previous-verdicts: the newest saved run of this run's kind (mutants or not) that selected the claims
+        # this one did, else the newest of its kind (its changes then name the claims only one of the two selected).
+        chosen = same_selection(state.previous_candidates, selected_claims(payload), state.run_mutants)
+        if chosen is not None:
+            payload["changes"] = changes(chosen[1], payload)
+        return payload
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.state
+        if state.registry_check_failed:  # no test ran: verdicts of "not run" would mislead (and overwrite the last)
+            if state.workers_registry_problems:  # serially, pytest has printed the UsageError already
+                sys.stderr.write(f"ERROR: {registry_check_message(state.workers_registry_problems)}\n")
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        if not state.interrupted_by and (
+            exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail
+        ):
+            why = session.shouldstop or session.shouldfail
+            state.interrupted_by = f"stopped early: {why}" if isinstance(why, str) and why else "interrupted"
+        payload = self.build_payload()
+        payload["report_id"] = state.report_id  # the pair written by report_files.ReportWriter carries it
+        if self.config.option.collectonly:  # IDE discovery: no test ran, so there is no verdict to show or keep
+            state.reports_kept = "--collect-only ran no test"
+            return
+        if state.interrupted_by and not state.collected:
+            state.reports_kept = f"the run was cut off ({state.interrupted_by}) before collection ended"
+        state.payload = payload
+        self.config.hook.pytest_claims_payload(config=self.config, payload=payload)
+        if any(r["verdict"] == BROKEN for r in payload["claims"]) and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED

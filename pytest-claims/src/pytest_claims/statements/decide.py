@@ -1,0 +1,483 @@
+"""Statistical statements with three outcomes: held, refuted, inconclusive.
+
+A statement about a rate, a mean or an effect is decided by two one-sided bounds: held when the bound
+on the statement's side, at the confidence the statement states (`held_confidence`, e.g. 99%), clears
+the threshold; refuted when the bound on the other side, at the level its registry record states
+(`false_alarm` for the tier: `alpha`), clears it the other way; inconclusive when neither does. So a
+true statement is refuted with probability at most its registered false alarm, whatever the master
+seed, and shown at the confidence it states; a statement the sample cannot decide says so (with the
+sample size that would decide it at the observed rate, where one can be computed) instead of passing or
+failing on the draw.
+
+Pure Python (math and statistics only): the binomial bounds are exact Clopper-Pearson bounds from the
+regularized incomplete beta (`pytest_claims.stats.binomial`), so the plugin needs no SciPy.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Any, Callable
+
+from pytest_claims.anytime.evalues import NEEDED_TRIALS_MOST, no_trials_reason
+from pytest_claims.statements.anytime_batches import decide_test_spent
+from pytest_claims.statements.anytime_rate import chosen_prior, decide_rate_anytime
+from pytest_claims.stats.binomial import binomial_cdf as _binomial_cdf
+from pytest_claims.stats.binomial import (
+    check_level,
+    check_probability,
+    kept_rate_bound,
+    not_a_number,
+    rate_lower_bound,
+    rate_upper_bound,
+)
+from pytest_claims.context import record, refute, registered_decision
+from pytest_claims.statements.ledger import refuse_fixed_over_ledger
+from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconclusive
+from pytest_claims.stats.shown_numbers import significant
+
+
+DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fresh run's suggested size gives
+
+
+def statement_inconclusive(
+    message: str, *, needed: int | None = None, done: int | None = None, no_needed_reason: str = ""
+) -> None:
+    """End the statement test as inconclusive; never returns (raises StatementInconclusive). `message`: what
+    straddled what; `needed`: the size of a *fresh* run that would decide it with a 90% chance at the observed rate,
+    or None where none is given; `done`: the size this run had; `no_needed_reason`: where `needed` is None, why
+    (anytime.no_trials_reason's words: "more than 10,000,000 trials in total would be needed ..."), so the hint
+    never just vanishes. A fixed-sample decision cannot be looked at again after more data of the same stream (its
+    false alarm would no longer hold: the audit of issue 47 measured 1.9-2.7 x alpha), so the message says how to
+    decide it validly instead: register the statement anytime and continue it, or run it afresh on a new stream."""
+    __tracebackhide__ = True
+    reason = f"; {no_needed_reason}" if not needed and no_needed_reason else ""
+    raise StatementInconclusive(message + reason + fresh_run_advice(needed, done), needed)
+
+
+def fresh_run_advice(needed: int | None, done: int | None) -> str:
+    """What an inconclusive fixed-sample end says next: how to decide it validly, and a fresh run's size if known."""
+    size = (
+        f" of {needed} trials (this run had {done}; {needed} give a {DECIDING_CHANCE:.0%} chance of deciding at the "
+        "observed rate)"
+        if needed
+        else ""
+    )
+    return (
+        "; adding data to this run and deciding again would break its registered false alarm: to keep it, register "
+        'the statement anytime (decision = "anytime", then --claims-continue); or decide it by a fresh run'
+        f"{size} on a new stream (a new master seed), decided alone: a new test at the same false alarm, so that "
+        "with this run the statement has had two chances to end falsely (at most twice the false alarm)"
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Exact binomial bounds: pytest_claims.stats.binomial (the regularized incomplete beta, exact to rounding up to
+# n = 1e9 in well under a millisecond), re-exported here under the names the helpers below use.
+
+
+def trials_to_decide(
+    rate: float,
+    threshold: float,
+    alpha: float,
+    *,
+    at_least: bool,
+    trials: int = 1,
+    held_alpha: float | None = None,
+    most: int = NEEDED_TRIALS_MOST,
+) -> int | None:
+    """The least number of trials, at least `trials` (those already run), that would decide 'rate >= threshold'
+    (at_least) or 'rate <= threshold' with the observed `rate` kept, by the exact Clopper-Pearson bounds
+    decide_rate decides by: the statement's side at `held_alpha` (default alpha), the other side at `alpha`.
+    The count at N trials is rate * N, a real number, in the bounds' beta-quantile form
+    (binomial.kept_rate_bound): the bound then moves smoothly with N, where a whole count would jump by one
+    success and make the answer hinge on rounding. Only one side can decide: the held side when the rate lies on
+    the statement's side of the threshold, else the refuting side; that bound nears the rate as N grows, and
+    the answer is found by doubling then bisection (about 2 log2(N / trials) bounds; tests/test_needed_trials.py
+    checks it against a scan over every N).
+
+    Returns the number of trials in total, or None: when the rate sits on the threshold (no sample size decides
+    it at that rate), when the deciding side's level is 0, or when the answer exceeds `most` (NEEDED_TRIALS_MOST,
+    1e7, by default); `anytime.no_trials_reason(rate, threshold, alpha, at_least=..., held_alpha=..., most=...)`
+    says which, in the words decide_rate's inconclusive message uses."""
+    rate, threshold = check_probability("rate", rate), check_probability("threshold", threshold)
+    check_level("alpha", alpha)
+    held_alpha = alpha if held_alpha is None else held_alpha
+    check_level("held_alpha", held_alpha)
+    if rate == threshold:
+        return None
+    statement_side = rate > threshold if at_least else rate < threshold
+    level = held_alpha if statement_side else alpha
+    if level == 0.0:
+        return None
+    # The deciding bound: the lower one when the rate lies above the threshold (it must come up to it), else the
+    # upper one; it clears the threshold as decide_rate's comparisons say (held: >= or <=; refuted: strictly).
+    above = rate > threshold
+
+    def decides(n: int) -> bool:
+        bound = kept_rate_bound(rate, n, level, lower=above)
+        if above:
+            return bound >= threshold if statement_side else bound > threshold
+        return bound <= threshold if statement_side else bound < threshold
+
+    return _least_size(decides, max(1, trials), most)
+
+
+# ------------------------------------------------------------------------------------------------
+# The chance of an inconclusive end
+
+# decide_rate computes the chance of an inconclusive end up to this many trials (binomial.py's exact range): its
+# search evaluates about 20 binomial tails, each a continued fraction of constant cost (under 1 ms in all).
+INCONCLUSIVE_CHANCE_MAX_TRIALS = 1_000_000_000
+
+
+def _first_true(predicate: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The least k in [lo, hi] with predicate(k), for a predicate false then true as k grows (hi if none is)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if predicate(mid) else (mid + 1, hi)
+    return lo
+
+
+def _near_quantile(predicate: Callable[[int], bool], n: int, centre: float, spread: float) -> int:
+    """_first_true over [0, n + 1], searched first in a window around `centre` (the normal approximation's guess:
+    a few counts off), then in one of 10 spreads, then everywhere, so it costs about 8 tail evaluations rather
+    than log2(n)."""
+    for width in (8 + 0.25 * spread, 10 * spread + 2):
+        lo, hi = max(0, math.floor(centre - width)), min(n + 1, math.ceil(centre + width))
+        if (lo == 0 or not predicate(lo - 1)) and (hi == n + 1 or predicate(hi)):
+            return _first_true(predicate, lo, hi)
+    return _first_true(predicate, 0, n + 1)
+
+
+def rate_decision_counts(trials: int, threshold: float, *, alpha: float, held_alpha: float) -> tuple[int, int]:
+    """For 'rate >= threshold' decided by decide_rate(at_least=True): (the largest success count that is refuted,
+    or -1; the least that is held, or trials + 1). Counts strictly between them end inconclusive.
+
+    By the Clopper-Pearson duality: the lower bound at held_alpha clears t exactly when P_t(X >= k) <= held_alpha,
+    and the upper bound at alpha lies below t exactly when P_t(X <= k) < alpha, so both are binomial quantiles at
+    p = t (tails by _binomial_cdf)."""
+    n, t = trials, threshold
+    z = NormalDist().inv_cdf(1.0 - min(0.5, alpha, held_alpha))
+    spread = max(1.0, math.sqrt(n * t * (1.0 - t)))
+    if t <= 0.0:  # the lower bound is 0 at k = 0 by definition, so every count holds (the duality needs k >= 1)
+        return -1, 0
+    held = _near_quantile(lambda k: _binomial_cdf(n - k, n, 1.0 - t) <= held_alpha, n, n * t + z * spread, spread)
+    refuted = _near_quantile(lambda k: _binomial_cdf(k, n, t) >= alpha, n, n * t - z * spread, spread) - 1
+    return refuted, held
+
+
+def inconclusive_chance(
+    trials: int, threshold: float, rate: float, *, at_least: bool, alpha: float, held_alpha: float | None = None
+) -> float | None:
+    """The probability that decide_rate ends inconclusive over `trials` trials when the true rate is `rate`:
+    P(refuted count < X < held count) for X ~ Binomial(trials, rate). None past INCONCLUSIVE_CHANCE_MAX_TRIALS."""
+    if trials > INCONCLUSIVE_CHANCE_MAX_TRIALS:
+        return None
+    held_alpha = alpha if held_alpha is None else held_alpha
+    n, t = trials, threshold
+    if at_least:
+        refuted, held = rate_decision_counts(n, t, alpha=alpha, held_alpha=held_alpha)
+        # The duality's counts, settled on decide_rate's own comparisons: where a bound equals the threshold to
+        # rounding, the tail and the inverted bound can fall on either side of it (seen with n <= 3)
+        held = _least_in(lambda k: rate_lower_bound(k, n, held_alpha) >= t, held, n)
+        refuted = _largest_in(lambda k: rate_upper_bound(k, n, alpha) < t, refuted, n)
+        below, above = refuted, held  # inconclusive: refuted < X < held
+    else:  # 'rate <= t' in n - X is 'rate >= 1 - t', with the same bounds mirrored
+        refuted, held = rate_decision_counts(n, 1.0 - t, alpha=alpha, held_alpha=held_alpha)
+        held = _largest_in(lambda k: rate_upper_bound(k, n, held_alpha) <= t, n - held, n)
+        refuted = _least_in(lambda k: rate_lower_bound(k, n, alpha) > t, n - refuted, n)
+        below, above = held, refuted  # inconclusive: held < X < refuted
+    if above - below <= 1:
+        return 0.0
+    chance = _binomial_cdf(above - 1, n, rate) - _binomial_cdf(below, n, rate)
+    return min(1.0, max(0.0, chance))
+
+
+def trials_for_chance(
+    rate: float,
+    threshold: float,
+    alpha: float,
+    *,
+    at_least: bool,
+    held_alpha: float | None = None,
+    chance: float = DECIDING_CHANCE,
+    most: int = 10_000_000,
+) -> int | None:
+    """The size of a fresh run that decide_rate decides (held or refuted) with probability at least `chance` were
+    the true rate the observed `rate`: exact binomial, 1 - inconclusive_chance. Found by doubling from the size at
+    which the deciding bound first reaches the threshold (trials_to_decide: about a one-half chance there), then
+    bisection; the chance is a sawtooth in N, so the answer is a size at which it holds, the least up to a tooth.
+    `alpha`: the refuting level, `held_alpha` the holding one (default alpha), `at_least` the statement's side, as
+    decide_rate takes them. Returns the size, or None when the rate sits on the threshold, the deciding side's level
+    is 0, or the answer exceeds `most`."""
+    held_alpha = alpha if held_alpha is None else held_alpha
+    start = trials_to_decide(rate, threshold, alpha, at_least=at_least, held_alpha=held_alpha, most=most)
+    if start is None or not 0.0 < chance < 1.0:
+        return None
+
+    def enough(n: int) -> bool:
+        left = inconclusive_chance(n, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
+        return left is not None and 1.0 - left >= chance
+
+    return _least_size(enough, start, most)
+
+
+def _least_size(ok: Callable[[int], bool], start: int, most: int) -> int | None:
+    """The least size n >= start at which `ok(n)` holds, by doubling from `start` (None past `most`) and then
+    bisection: the sample-size search of trials_to_decide and trials_for_chance (for a discrete test `ok` is nearly
+    but not exactly monotone in n, so the answer is a size at which it holds, the least up to a tooth)."""
+    low = high = start
+    while not ok(high):
+        if high >= most:
+            return None
+        low, high = high + 1, min(2 * high, most)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if ok(middle) else (middle + 1, high)
+    return low
+
+
+def _least_in(member: Callable[[int], bool], guess: int, n: int) -> int:
+    """The least count in [0, n] of a set closed upward (`member` false, then true), n + 1 if none is, from a guess
+    a count or two off."""
+    guess = min(max(guess, 0), n + 1)
+    while guess > 0 and member(guess - 1):
+        guess -= 1
+    while guess <= n and not member(guess):
+        guess += 1
+    return guess
+
+
+def _largest_in(member: Callable[[int], bool], guess: int, n: int) -> int:
+    """The largest count in [0, n] of a set closed downward (`member` true, then false), -1 if none is."""
+    guess = min(max(guess, -1), n)
+    while guess < n and member(guess + 1):
+        guess += 1
+    while guess >= 0 and not member(guess):
+        guess -= 1
+    return guess
+
+
+# ------------------------------------------------------------------------------------------------
+# Deciding
+
+
+def _check_levels(alpha: float, held_confidence: float | None) -> None:
+    """The registered false alarm (check_level) and the confidence at which the statement is shown, in (0.5, 1]
+    (1: never shown), or one ValueError naming the argument."""
+    check_level("alpha", alpha)
+    if held_confidence is not None and (not_a_number(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
+        raise ValueError(f"held_confidence must be a confidence in (0.5, 1], got {held_confidence!r}")
+
+
+def decide_interval(
+    lower: float,
+    upper: float,
+    threshold: float,
+    *,
+    at_least: bool,
+    alpha: float,
+    what: str,
+    needed: int | None = None,
+    done: int | None = None,
+    held_confidence: float | None = None,
+    inconclusive_chance: float | None = None,
+    no_needed_reason: str = "",
+) -> dict[str, Any]:
+    """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds, `lower` and
+    `upper`: the one on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false
+    alarm).
+    Held when the first clears the threshold, refuted (ClaimRefuted) when the second lies wholly on the
+    other side, inconclusive otherwise. `inconclusive_chance`, where the caller can compute it, is recorded
+    beside `refute_alpha`: the chance of an inconclusive end at this sample size. An alpha of 0 (a false alarm
+    of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error.
+    `needed`, `done` and `no_needed_reason` go to the inconclusive message (statement_inconclusive). Returns the
+    decision's record (also recorded under `what`) when held; raises ClaimRefuted or StatementInconclusive."""
+    __tracebackhide__ = True
+    _check_levels(alpha, held_confidence)
+    for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
+        if not_a_number(value):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    if lower > upper:
+        raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
+    side = ">=" if at_least else "<="
+    found: dict[str, Any] = {
+        "lower": lower,
+        "upper": upper,
+        "threshold": threshold,
+        "statement": f"value {side} {threshold:g}",
+        "held_confidence": held_confidence if held_confidence is not None else 1 - alpha,
+        "refute_alpha": alpha,
+    }
+    held = lower >= threshold if at_least else upper <= threshold
+    refuted = upper < threshold if at_least else lower > threshold
+    found["decision"] = HELD if held else REFUTED if refuted else INCONCLUSIVE
+    if inconclusive_chance is not None:
+        found["inconclusive_chance"] = inconclusive_chance
+    if needed is not None:
+        found["needed_to_decide"] = needed
+    record(what, found)
+    interval = (
+        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds at confidence "
+        f"{significant(found['held_confidence'], 6)} to hold, {significant(1 - alpha, 6)} to refute: "
+        f"false alarm {significant(alpha)})"
+    )
+    if refuted:
+        refute(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
+    if not held:
+        statement_inconclusive(
+            f"{what}: the interval {interval} straddles {threshold:g}",
+            needed=needed,
+            done=done,
+            no_needed_reason=no_needed_reason,
+        )
+    return found
+
+
+def decide_rate(
+    successes: int,
+    trials: int,
+    threshold: float,
+    *,
+    at_least: bool,
+    alpha: float,
+    what: str,
+    held_confidence: float | None = None,
+    anytime: Any = None,
+    batch: int | None = None,
+) -> dict[str, Any]:
+    """Decide a binomial rate against a threshold by exact Clopper-Pearson bounds: the statement's side at
+    held_confidence (default 1 - alpha), the other side at 1 - alpha. Its evidence also holds the chance of an
+    inconclusive end at this many trials were the true rate the observed one (`inconclusive_chance`; up to
+    INCONCLUSIVE_CHANCE_MAX_TRIALS trials).
+
+    `anytime` (True: a uniform prior; a BetaPrior; a planned number of trials), or the statement's registered
+    `decision = "anytime"`, decides by the anytime-valid e-process instead, over the statement's ledger with this
+    run's batch (`batch`: the claims_batch fixture) added: pytest_claims.statements.anytime_rate. None (the default)
+    keeps the registry's choice, and the fixed-sample rule where it says none; a call that contradicts it is refused.
+
+    `successes` of `trials`; `at_least`: True for 'rate >= threshold', False for 'rate <= threshold'; `what` names
+    the rate in messages and keys its evidence (`what` and `"<what> counts"`). Returns the decision's record when
+    held; raises ClaimRefuted (refuted) or StatementInconclusive (neither, saying how many trials in total would
+    decide it, or why no number is given: trials_to_decide)."""
+    __tracebackhide__ = True
+    if trials <= 0:
+        raise ValueError(f"{what}: no trials")
+    _check_levels(alpha, held_confidence)
+    threshold = check_probability("threshold", threshold)
+    held_alpha = 1 - held_confidence if held_confidence is not None else alpha
+    prior = chosen_prior(anytime, threshold, alpha)
+    if prior is not None:
+        return decide_rate_anytime(
+            successes,
+            trials,
+            threshold,
+            at_least=at_least,
+            alpha=alpha,
+            held_alpha=held_alpha,
+            what=what,
+            prior=prior,
+            batch=batch,
+        )
+    if batch is not None:
+        raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
+    refuse_fixed_over_ledger(what)
+    if at_least:
+        lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
+    else:
+        lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, held_alpha)
+    held = lower >= threshold if at_least else upper <= threshold
+    refuted = upper < threshold if at_least else lower > threshold
+    needed = (
+        None
+        if held or refuted
+        else trials_for_chance(successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha)
+    )
+    record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
+    return decide_interval(
+        lower,
+        upper,
+        threshold,
+        at_least=at_least,
+        alpha=alpha,
+        what=what,
+        needed=needed,
+        done=trials,
+        held_confidence=1 - held_alpha,
+        inconclusive_chance=inconclusive_chance(
+            trials, threshold, successes / trials, at_least=at_least, alpha=alpha, held_alpha=held_alpha
+        )
+        if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
+        else None,
+        no_needed_reason=no_trials_reason(
+            successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha
+        )
+        if needed is None
+        else "",
+    )
+
+
+def decide_test(
+    p_for: float,
+    p_against: float,
+    *,
+    alpha: float,
+    what: str,
+    held_alpha: float | None = None,
+    batch: int | None = None,
+    round_data: str | None = None,
+) -> dict[str, Any]:
+    """Decide an effect by two one-sided tests: held when the test for the statement rejects its null at
+    the level the statement states (p_for < held_alpha, default alpha), refuted when the test for the
+    opposite effect rejects at the registered false alarm (p_against < alpha), inconclusive otherwise. A
+    p-value that is not a number decides nothing (a t-test of fewer than two values, or of no spread, gives one);
+    any other outside [0, 1] is a caller's error, as are levels outside [0, 0.5) (alpha 0 refutes nothing).
+
+    A statement registered `decision = "anytime"` spends its levels over continuation rounds instead (a p-value read
+    again after more data loses its level): round k, this run's `batch` (the claims_batch fixture) plus 1, tests at
+    6 alpha / (pi^2 k^2) over the statement's ledger (pytest_claims.statements.anytime_batches.decide_test_spent). That
+    is valid only when each round's p-values are of its own new batch alone, so such a call must say so,
+    `round_data="batch"`; p-values of the cumulative data, whose batch sizes may follow the data, are refused
+    (docs/explanation/anytime.md measures up to 3 x alpha for them).
+
+    `what` names the effect in messages and keys its evidence. Returns the decision's record when held; raises
+    ClaimRefuted or StatementInconclusive otherwise."""
+    __tracebackhide__ = True
+    check_level("alpha", alpha)
+    if held_alpha is not None:
+        check_level("held_alpha", held_alpha)
+    for name, p in (("p_for", p_for), ("p_against", p_against)):
+        if not not_a_number(p):
+            check_probability(name, p)
+    shown_at = alpha if held_alpha is None else held_alpha
+    if registered_decision().get("method") == "anytime":
+        return decide_test_spent(
+            p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch, round_data=round_data
+        )
+    if round_data is not None:
+        raise ValueError(f"{what}: round_data= is for a statement registered anytime (rounds of spent alpha)")
+    if batch is not None:
+        raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
+    refuse_fixed_over_ledger(what)
+    held = p_for < shown_at
+    refuted = p_against < alpha and not held
+    found = {
+        "p_for": p_for,
+        "p_against": p_against,
+        "held_alpha": shown_at,
+        "refute_alpha": alpha,
+        "decision": HELD if held else REFUTED if refuted else INCONCLUSIVE,
+    }
+    record(what, found)
+    if refuted:
+        refute(
+            f"{what}: the opposite effect is significant "
+            f"(p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
+        )
+    if not held:
+        statement_inconclusive(
+            f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) "
+            f"nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant",
+        )
+    return found

@@ -1,0 +1,1 @@
+"""Files: atomic writes, the one bounded reader of files from elsewhere, and the keyed, resumable result store."""
