@@ -1,10 +1,10 @@
 """Issue 47's pooling rows: how users merge a replication set, each behaviour simulated under nulls and merged through
-the plugin's own merge code (pytest_claims.pool.pool_seeds, which checks the declared replication set of
-pytest_claims.replication_set and joins the chains), against the same chains joined "as given" (the chain the merge
-joined before the check: derive_chain over the seeds' batches in seed order, decided at its first crossing).
+the plugin's own merge code (pytest_claims.merge.pool.pool_seeds, which checks the declared replication set of
+pytest_claims.merge.replication_set and joins the chains), against the same chains joined "as given" (the chain the
+merge joined before the check: derive_chain over the seeds' batches in seed order, decided at its first crossing).
 
 Each seed's chain is built as a run writes it (its batches' data, stream ids under the seed, the run id that names its
-start, everything else derived by pytest_claims.chain_kinds), so pool_seeds reads it back through the ledger's
+start, everything else derived by pytest_claims.anytime.chain_kinds), so pool_seeds reads it back through the ledger's
 checks. A false alarm is a "held" that the merge reports: the pooled outcome (or, in a merge of one seed, that seed's
 own), with 'rate >= t' or 'mean > c' false at the boundary (rate exactly t, mean exactly c). Imported by
 anytime_means_type_one.py, which prints the rows.
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pytest_claims.chain_kinds import decide_chain, derive_chain
+from pytest_claims.anytime.chain_kinds import decide_chain, derive_chain
 from pytest_claims.outcomes import HELD
-from pytest_claims.pool import pool_seeds
+from pytest_claims.merge.pool import pool_seeds
 from scipy import stats
 
 ALPHA = 0.05

@@ -1,7 +1,7 @@
-"""Families of statements with one false-alarm budget (pytest_claims.families, the registry's [[claim.family]]):
-Holm and e-Holm against brute-force closed testing, family-wise error simulations under independent, correlated,
-anti-correlated, discrete and comonotone statistics (and the mutants they catch), the registry's checks, and a
-family decided end to end.
+"""Families of statements with one false-alarm budget (pytest_claims.statements.families, the registry's
+[[claim.family]]): Holm and e-Holm against brute-force closed testing, family-wise error simulations under independent,
+correlated, anti-correlated, discrete and comonotone statistics (and the mutants they catch), the registry's checks, and
+a family decided end to end.
 
 Each family-wise check fails only when the Clopper-Pearson lower bound, at level 1e-6, of the simulated family-wise
 error exceeds alpha: a valid method fails one check with probability at most 1e-6, this file's 15 checks together
@@ -17,10 +17,10 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 from chains import INI
-from pytest_claims.binomial import rate_lower_bound
-from pytest_claims.families import decide_family, e_holm, family_decision, holm
+from pytest_claims.stats.binomial import rate_lower_bound
+from pytest_claims.statements.families import decide_family, e_holm, family_decision, holm
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
-from pytest_claims.registry import RegistryError, load_registry
+from pytest_claims.model.registry import RegistryError, load_registry
 
 ALPHA = 0.1
 CHECK_LEVEL = 1e-6
@@ -232,7 +232,7 @@ def test_a_malformed_family_is_one_line_naming_the_claim(tmp_path, family, decis
 
 TESTS = """
 import pytest
-from pytest_claims.families import decide_family
+from pytest_claims.statements.families import decide_family
 
 # The members' p-values (p_for, p_against), computed once for the module: every member's test decides from all of them.
 P = {"a": (0.001, 0.999), "b": (0.02, 0.98), "c": (0.5, 0.5)}
@@ -284,7 +284,7 @@ def test_a_family_decided_end_to_end_by_holm(pytester):
 
 
 def test_the_terminal_line_says_when_members_decided_from_different_statistics():
-    from pytest_claims.families import family_lines
+    from pytest_claims.statements.families import family_lines
 
     def member(name: str, p_b: float) -> dict:
         found = {"family": "f", "method": "holm", "alpha": 0.05, "members": {"a": {"decision": HELD}}}

@@ -1,7 +1,7 @@
-"""Fixed-sample bounds for a bounded mean and a relative standard error (pytest_claims.means_fixed): the capital's
-monotonicity that the bisection relies on, the NumPy run of the same code against the pure-Python one, coverage
-simulations under skewed, heavy-tailed-within-bounds and discrete nulls at the boundary (and mutants they catch),
-the decisions' ends and their refusals.
+"""Fixed-sample bounds for a bounded mean and a relative standard error (pytest_claims.statements.means_fixed): the
+capital's monotonicity that the bisection relies on, the NumPy run of the same code against the pure-Python one,
+coverage simulations under skewed, heavy-tailed-within-bounds and discrete nulls at the boundary (and mutants they
+catch), the decisions' ends and their refusals.
 
 Each coverage check fails only when the exact Clopper-Pearson lower bound, at level CHECK_LEVEL = 1e-6, of the
 simulated miss rate exceeds the nominal alpha: a valid bound fails one check with probability at most 1e-6, and
@@ -17,9 +17,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from chains import INI, toy_registry
-from pytest_claims import means_fixed as mf
-from pytest_claims.binomial import rate_lower_bound
-from pytest_claims.means_fixed import decide_mean_fixed, decide_relative_error, mean_bounds, relative_error_bounds
+from pytest_claims.statements import means_fixed as mf
+from pytest_claims.stats.binomial import rate_lower_bound
+from pytest_claims.statements.means_fixed import (
+    decide_mean_fixed,
+    decide_relative_error,
+    mean_bounds,
+    relative_error_bounds,
+)
 from pytest_claims.outcomes import HELD, ClaimRefuted, StatementInconclusive
 
 NUMPY_OPS = SimpleNamespace(minimum=np.minimum, sqrt=np.sqrt, log1p=np.log1p, where=np.where)
@@ -233,7 +238,7 @@ def test_bad_input_gets_one_line_naming_it(call, problem):
 TEST = """
 import pytest
 from pytest_claims import registered_false_alarm
-from pytest_claims.means_fixed import decide_mean_fixed
+from pytest_claims.statements.means_fixed import decide_mean_fixed
 
 
 @pytest.mark.smoke

@@ -28,8 +28,8 @@ from pytest_claims.statements.decide import (
     trials_to_decide,
 )
 from pytest_claims.model.evidence import Evidence
-from pytest_claims.families import FamilyDecision, decide_family
-from pytest_claims.means_fixed import (
+from pytest_claims.statements.families import FamilyDecision, decide_family
+from pytest_claims.statements.means_fixed import (
     FixedMeanDecision,
     MeanBounds,
     RelativeErrorDecision,

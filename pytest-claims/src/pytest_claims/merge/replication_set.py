@@ -83,7 +83,8 @@ def _shared_batches(chains: list[dict[str, Any]]) -> int:
 
 def mislabelled(seeds: list[str], chains: list[dict[str, Any]]) -> str:
     """Why a chain is not its seed's ("" if each is): a batch whose stream id names another master seed than the one
-    it is merged under (a verdicts.json whose seed was edited: relabelled; pytest_claims.ledger.stream_id)."""
+    it is merged under (a verdicts.json whose seed was edited: relabelled; pytest_claims.statements.ledger.stream_id).
+    """
     for seed, chain in zip(seeds, chains):
         for entry in chain["batches"]:
             if not str(entry["stream"]).startswith(f"seed={seed}|"):

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from pytest_claims.model.evidence import RESERVED_NAMES, reserved_name_problem
 from pytest_claims.outcomes import VERDICTS, Expected, Verdict
-from pytest_claims.registry_families import Family, families_of
+from pytest_claims.model.registry_families import Family, families_of
 
 # A claim's `expected` is a verdict that says what the claim is, or one followed by the reading it depends on
 # ("verified under ..."); broken, interrupted and not selected say what became of a run, not of the claim.
@@ -269,8 +269,8 @@ def check_against_project(registry: "Registry", root: Path, min_mutants: int) ->
 
 def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
     """Per tier: every statement's registered false-alarm probability, every family's alpha (in the tiers where a
-    member is decisive; pytest_claims.families), and their sum (a union bound on the chance that a run of the tier
-    ends against the registry although every statement is true)."""
+    member is decisive; pytest_claims.statements.families), and their sum (a union bound on the chance that a run of the
+    tier ends against the registry although every statement is true)."""
     out: dict[str, dict[str, Any]] = {}
     for tier in registry.tiers:
         rows = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_claims.families import family_lines
+from pytest_claims.statements.families import family_lines
 from pytest_claims.roles.mutants import mutant_of, verbose_word
 from pytest_claims.stats.shown_numbers import counted
 from pytest_claims.roles.state import State
@@ -57,7 +57,7 @@ def verdicts_section(writer: Any, payload: dict[str, Any]) -> None:
 
 
 def families_section(writer: Any, payload: dict[str, Any]) -> None:
-    """The families decided in the run, each member's adjusted decision (pytest_claims.families)."""
+    """The families decided in the run, each member's adjusted decision (pytest_claims.statements.families)."""
     lines = family_lines(payload)
     if lines:
         writer.write_sep("-", "families (one false-alarm budget each)")

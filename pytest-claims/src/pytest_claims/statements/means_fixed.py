@@ -7,7 +7,7 @@ on NumPy arrays for their coverage simulations). Explained in docs/explanation/m
 the capital of betting against 'mean <= m' is K_n(m) = prod_i (1 + lambda_i (y_i - m)), with the predictable stake of
 Waudby-Smith & Ramdas ("Estimating means of bounded random variables by betting", JRSS-B 2024, their fixed-n
 plug-in): lambda_i = min(sqrt(2 ln(1/alpha) / (n s2_{i-1})), c / m), c = 1/2, s2 the running variance estimate of
-pytest_claims.anytime_betting. If the y_i are independent with mean m (or each has conditional mean <= m), K_n(m)
+pytest_claims.anytime.betting. If the y_i are independent with mean m (or each has conditional mean <= m), K_n(m)
 has mean <= 1, so by Markov P(K_n(mu) >= 1/alpha) <= alpha at the true mean mu, whatever the law inside the bounds.
 Each factor is nonincreasing in m (lambda_i's plug-in part does not depend on m; the truncated part gives the factor
 1 - c + c y_i / m), so {m : K_n(m) >= 1/alpha} is an interval [0, L): the lower confidence bound is L, found by
@@ -32,11 +32,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from pytest_claims import context
-from pytest_claims.anytime_betting import TRUNCATION, check_bounds, check_values
-from pytest_claims.binomial import check_level
-from pytest_claims.decide import decide_interval
-from pytest_claims.ledger import refuse_fixed_over_ledger
-from pytest_claims.shown_numbers import significant
+from pytest_claims.anytime.betting import TRUNCATION, check_bounds, check_values
+from pytest_claims.stats.binomial import check_level
+from pytest_claims.statements.decide import decide_interval
+from pytest_claims.statements.ledger import refuse_fixed_over_ledger
+from pytest_claims.stats.shown_numbers import significant
 
 #: The arithmetic on floats; the tests pass NumPy's (minimum, sqrt, log1p, where) to run the same code on arrays.
 MATH_OPS = SimpleNamespace(

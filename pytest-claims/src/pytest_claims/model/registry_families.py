@@ -1,6 +1,6 @@
 """The registry's `[[claim.family]]` records: statements of one claim that share one false-alarm budget, as data.
 
-Read and checked here (the decision is pytest_claims.families); registry.py raises each problem as one
+Read and checked here (the decision is pytest_claims.statements.families); registry.py raises each problem as one
 RegistryError naming the claim and the family.
 """
 
@@ -14,7 +14,8 @@ FAMILY_METHODS = ("holm", "e-merging")
 
 @dataclass(frozen=True)
 class Family:
-    """Statements of one claim decided as one family, sharing one false-alarm budget (pytest_claims.families):
+    """Statements of one claim decided as one family, sharing one false-alarm budget
+    (pytest_claims.statements.families):
     `alpha` family-wise, by `method` ("holm": fixed-sample p-values; "e-merging": e-values, the anytime routes)."""
 
     name: str

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_claims import context
-from pytest_claims.binomial import check_level, not_a_number
-from pytest_claims.decide import statement_inconclusive
+from pytest_claims.stats.binomial import check_level, not_a_number
+from pytest_claims.statements.decide import statement_inconclusive
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
-from pytest_claims.shown_numbers import significant
+from pytest_claims.stats.shown_numbers import significant
 
 METHODS = ("holm", "e-merging")
 
