@@ -212,8 +212,13 @@ def test_a_relative_error_is_held_or_refuted_by_its_bounds():
     assert held.decision == HELD and held.upper <= 0.01 and held.lower <= held.estimate <= held.upper
     with pytest.raises(ClaimRefuted, match="lies wholly above 0.002"):
         decide_relative_error(values, 0.002, bounds=(0, 1), alpha=1e-3, what="rse")
-    with pytest.raises(StatementInconclusive, match="straddles"):
+    with pytest.raises(StatementInconclusive, match="straddles") as ended:
         decide_relative_error(values[:20], 0.05, bounds=(0, 1), alpha=1e-3, what="rse")
+    # The RSE has no anytime route (registering it anytime is refused): its advice is a fresh run only.
+    assert "--claims-continue" not in str(ended.value) and "no anytime route" in str(ended.value)
+    with pytest.raises(StatementInconclusive) as mean_ended:
+        decide_mean_fixed(values[:20], 0.75, bounds=(0, 1), alpha=1e-3, what="m")
+    assert "--claims-continue" in str(mean_ended.value)  # a mean has one (decide_mean): the advice names it
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,12 @@ DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fr
 
 
 def statement_inconclusive(
-    message: str, *, needed: int | None = None, done: int | None = None, no_needed_reason: str = ""
+    message: str,
+    *,
+    needed: int | None = None,
+    done: int | None = None,
+    no_needed_reason: str = "",
+    can_continue: bool = True,
 ) -> None:
     """End the statement test as inconclusive; never returns (raises StatementInconclusive). `message`: what
     straddled what; `needed`: the size of a *fresh* run that would decide it with a 90% chance at the observed rate,
@@ -49,23 +54,31 @@ def statement_inconclusive(
     (anytime.no_trials_reason's words: "more than 10,000,000 trials in total would be needed ..."), so the hint
     never just vanishes. A fixed-sample decision cannot be looked at again after more data of the same stream (its
     false alarm would no longer hold: the audit of issue 47 measured 1.9-2.7 x alpha), so the message says how to
-    decide it validly instead: register the statement anytime and continue it, or run it afresh on a new stream."""
+    decide it validly instead: register the statement anytime and continue it (only where an anytime route exists:
+    `can_continue` False for a decision that has none, such as a relative standard error or a family), or run it
+    afresh on a new stream."""
     __tracebackhide__ = True
     reason = f"; {no_needed_reason}" if not needed and no_needed_reason else ""
-    raise StatementInconclusive(message + reason + fresh_run_advice(needed, done), needed)
+    raise StatementInconclusive(message + reason + fresh_run_advice(needed, done, can_continue), needed)
 
 
-def fresh_run_advice(needed: int | None, done: int | None) -> str:
-    """What an inconclusive fixed-sample end says next: how to decide it validly, and a fresh run's size if known."""
+def fresh_run_advice(needed: int | None, done: int | None, can_continue: bool = True) -> str:
+    """What an inconclusive fixed-sample end says next: how to decide it validly (continuing an anytime registration
+    only where `can_continue`), and a fresh run's size if known."""
     size = (
         f" of {needed} trials (this run had {done}; {needed} give a {DECIDING_CHANCE:.0%} chance of deciding at the "
         "observed rate)"
         if needed
         else ""
     )
+    continuing = (
+        'to keep it, register the statement anytime (decision = "anytime", then --claims-continue); or decide it'
+        if can_continue
+        else "to keep it (this decision has no anytime route to continue), decide it"
+    )
     return (
-        "; adding data to this run and deciding again would break its registered false alarm: to keep it, register "
-        'the statement anytime (decision = "anytime", then --claims-continue); or decide it by a fresh run'
+        "; adding data to this run and deciding again would break its registered false alarm: "
+        f"{continuing} by a fresh run"
         f"{size} on a new stream (a new master seed), decided alone: a new test at the same false alarm, so that "
         "with this run the statement has had two chances to end falsely (at most twice the false alarm)"
     )
@@ -284,6 +297,7 @@ def decide_interval(
     held_confidence: float | None = None,
     inconclusive_chance: float | None = None,
     no_needed_reason: str = "",
+    can_continue: bool = True,
 ) -> dict[str, Any]:
     """Decide 'value >= threshold' (at_least) or 'value <= threshold' from two one-sided bounds, `lower` and
     `upper`: the one on the statement's side at `held_confidence`, the other at 1 - alpha (the registered false
@@ -292,7 +306,8 @@ def decide_interval(
     other side, inconclusive otherwise. `inconclusive_chance`, where the caller can compute it, is recorded
     beside `refute_alpha`: the chance of an inconclusive end at this sample size. An alpha of 0 (a false alarm
     of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error.
-    `needed`, `done` and `no_needed_reason` go to the inconclusive message (statement_inconclusive). Returns the
+    `needed`, `done`, `no_needed_reason` and `can_continue` go to the inconclusive message (statement_inconclusive:
+    `can_continue` False where the decision has no anytime route to register and continue). Returns the
     decision's record (also recorded under `what`) when held; raises ClaimRefuted or StatementInconclusive."""
     __tracebackhide__ = True
     _check_levels(alpha, held_confidence)
@@ -331,6 +346,7 @@ def decide_interval(
             needed=needed,
             done=done,
             no_needed_reason=no_needed_reason,
+            can_continue=can_continue,
         )
     return found
 

@@ -227,7 +227,7 @@ def _end(decided: FamilyDecision, what: str, member: str | None) -> None:
     if REFUTED in words:
         context.refute(f"{head}: {subject} refuted; members {shown}")
     if INCONCLUSIVE in words:
-        statement_inconclusive(f"{head}: {subject} not decided; members {shown}")
+        statement_inconclusive(f"{head}: {subject} not decided; members {shown}", can_continue=False)
 
 
 def family_lines(payload: dict[str, Any]) -> list[str]:

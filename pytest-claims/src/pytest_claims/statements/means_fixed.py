@@ -362,7 +362,15 @@ def decide_relative_error(
         {"observations": len(found), "n": size, "estimate": estimate, "mean": mean, "sd": sd, "assumption": assumption},
     )
     record = decide_interval(
-        lower, upper, r, at_least=False, alpha=alpha, what=what, held_confidence=1 - held, done=len(found)
+        lower,
+        upper,
+        r,
+        at_least=False,
+        alpha=alpha,
+        what=what,
+        held_confidence=1 - held,
+        done=len(found),
+        can_continue=False,
     )
     return RelativeErrorDecision(
         record["decision"],
