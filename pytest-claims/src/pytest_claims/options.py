@@ -106,6 +106,28 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
         ),
     ),
     (
+        "--claims-continue-until",
+        "",
+        "claims_continue_until",
+        dict(
+            choices=["decided"],
+            default=None,
+            help="add batches to each inconclusive anytime statement, calling its test once per batch, until it "
+            "decides or the budget (--claims-budget) is spent (docs/how-to/continue.md)",
+        ),
+    ),
+    (
+        "--claims-budget",
+        "",
+        "claims_budget",
+        dict(
+            default=None,
+            metavar="BUDGET",
+            help="with --claims-continue-until=decided, what each statement test may spend in this run: batches:N, "
+            "trials:N, time:D (90s, 10m, 2h), comma-separated (overrides the ini key claims_budget)",
+        ),
+    ),
+    (
         "--claims-export",
         "",
         "claims_export",
@@ -195,11 +217,22 @@ def add_ini(parser: pytest.Parser) -> None:
         default=True,
     )
     parser.addini(
+        "claims_budget",
+        "the budget of --claims-continue-until=decided when --claims-budget gives none (batches:N, trials:N, time:D)",
+        default="",
+    )
+    parser.addini(
         "claims_export",
         "formats of the claim table written beside verdicts.json on every run (csv markdown latex)",
         type="args",
         default=[],
     )
+
+
+def continuing(config: pytest.Config) -> bool:
+    """Whether this run draws the next batch of an inconclusive ledger (--claims-continue or
+    --claims-continue-until)."""
+    return bool(config.getoption("claims_continue", False) or config.getoption("claims_continue_until", None))
 
 
 def strict(config: pytest.Config) -> bool:

@@ -109,7 +109,7 @@ def running(state: State, item: pytest.Item) -> Iterator[None]:
         false_alarm=lambda: false_alarm_of(item),
         reproduce=lambda: reproduce_command(item),
         decision=lambda: item.stash[STATEMENT][1].decision if STATEMENT in item.stash else {},
-        continuing=lambda: bool(item.config.getoption("claims_continue", False)),
+        continuing=lambda: options.continuing(item.config),
         run_id=lambda: state.report_id,
     )
     with state.running.with_test(test), state.store.running_test(item.nodeid):
