@@ -230,3 +230,15 @@ def test_budgets_parse_to_their_limits():
     )
     assert parse_budget("time:90", "x").seconds == 90.0 and parse_budget("time:2h", "x").seconds == 7200.0
     assert math.isclose(parse_budget("time:1.5s", "x").seconds, 1.5)
+
+
+def test_each_batch_records_its_evidence_afresh(pytester):
+    make_coin(pytester)
+    source = (pytester.path / "test_coin.py").read_text()
+    source = source.replace("def test_rate(claims_batch):", "def test_rate(claims_batch, evidence):")
+    recorded = '    evidence.record(**{f"drawn in batch {claims_batch}": True})\n    n = 200'
+    source = source.replace("    n = 200", recorded)
+    (pytester.path / "test_coin.py").write_text(source)
+    _, record = run(pytester, UNTIL, "--claims-budget=batches:50")
+    looks = len(draws(pytester))
+    assert looks > 1 and [k for k in record["evidence"] if k.startswith("drawn")] == [f"drawn in batch {looks - 1}"]

@@ -7,8 +7,10 @@ batch per run is continued unchanged (no batch generator to write; the decide_* 
 call, and every check of the ledger applies to every batch). It stops at the first crossing, when the next batch
 would not fit the budget (a batch is started only where the batches so far say it fits: `batches` counts them,
 `trials` adds the last batch's size, `time` the mean batch's seconds), or when a call ends otherwise than
-inconclusive. Each batch's e-values are a progress line as it goes (none under -q), and the end is one line:
-crossed at batch k, budget spent at ln E, or already decided. The stop is kept in the ledger (`stops`).
+inconclusive. Each call records its evidence afresh, as the next run would. Each batch's e-values are a progress
+line as it goes (none under -q; written here, where the batch ends inside a test, not by pytest_claims.progress, which
+counts finished tests on the controller), and the end is one line: crossed at batch k, budget spent at ln E, or
+already decided. The stop is kept in the ledger (`stops`).
 
 Continuing in one run is as valid as continuing over runs: an e-process (and alpha spent over rounds that each test
 their own new batch) keeps its level under any rule for when to look and when to stop, the budget and the first
@@ -273,6 +275,9 @@ class Continuation:
                 self.say(item, f"{INCONCLUSIVE}: {line}")
                 ended = StatementInconclusive(f"{ended}; {UNTIL_OPTION}: {line}", ended.needed)
                 break
+            evidence = item.stash.get(EVIDENCE, None)
+            if evidence is not None:  # the next call records afresh, as the next run would
+                evidence.values.clear(), evidence.headline_names.clear(), evidence.figures.clear()
             item.funcargs["claims_batch"] = len(ledger["batches"])
         if ended is not None:
             raise ended
