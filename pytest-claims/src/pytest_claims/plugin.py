@@ -30,7 +30,7 @@ from pytest_claims import context
 from pytest_claims.report import history
 from pytest_claims.roles import mutant_process, options, properties, seeding, threads, worker
 from pytest_claims.statements import ledger
-from pytest_claims.roles import progress
+from pytest_claims.roles import continuation, progress
 from pytest_claims.roles.collection import Collection, WorkUnitsFirst
 from pytest_claims.roles.distributed import XdistHooks
 from pytest_claims.report.export import Exporter, parse_formats
@@ -236,6 +236,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.export_formats = parse_formats(config.getoption("claims_export") or config.getini("claims_export"))
     except ValueError as error:
         raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
+    config.stash[continuation.BUDGET] = continuation.configured(config)  # a bad budget: one line, before any test
     _load_mutants(config, state)
     _check_only_mutant(config, state)
     state.running.seed = seed
@@ -268,6 +269,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
         (WorkUnitsFirst(), "claims-work-units"),
         (Collection(state), "claims-collection"),
         (properties.Properties(), "claims-properties"),
+        (continuation.Continuation(state, config.stash[continuation.BUDGET]), "claims-continuation"),
     ]
     if state.run_mutants:
         roles.append((MutantRunner(state), "claims-mutants"))

@@ -106,6 +106,28 @@ OPTIONS: list[tuple[str, str, str, dict[str, Any]]] = [
         ),
     ),
     (
+        "--claims-continue-until",
+        "",
+        "claims_continue_until",
+        dict(
+            choices=["decided"],
+            default=None,
+            help="add batches to each inconclusive anytime statement, calling its test once per batch, until it "
+            "decides or the budget (--claims-budget) is spent (docs/how-to/continue.md)",
+        ),
+    ),
+    (
+        "--claims-budget",
+        "",
+        "claims_budget",
+        dict(
+            default=None,
+            metavar="BUDGET",
+            help="with --claims-continue-until=decided, what each statement test may spend in this run: batches:N, "
+            "trials:N, time:D (90s, 10m, 2h), comma-separated (overrides the ini key claims_budget)",
+        ),
+    ),
+    (
         "--claims-export",
         "",
         "claims_export",
@@ -193,6 +215,11 @@ def add_ini(parser: pytest.Parser) -> None:
         "under pytest-xdist, give each worker's BLAS/OpenMP/torch thread pools its share of the cores",
         type="bool",
         default=True,
+    )
+    parser.addini(
+        "claims_budget",
+        "the budget of --claims-continue-until=decided when --claims-budget gives none (batches:N, trials:N, time:D)",
+        default="",
     )
     parser.addini(
         "claims_export",

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import pytest
 
 from pytest_claims.roles import options
+from pytest_claims.statements import ledger
 from pytest_claims.report import html_report
 from pytest_claims.context import RunningTest
 from pytest_claims.model.evidence import Evidence
@@ -118,7 +119,7 @@ def running(state: State, item: pytest.Item) -> Iterator[None]:
         false_alarm=lambda: false_alarm_of(item),
         reproduce=lambda: reproduce_command(item),
         decision=lambda: item.stash[STATEMENT][1].decision if STATEMENT in item.stash else {},
-        continuing=lambda: bool(item.config.getoption("claims_continue", False)),
+        continuing=lambda: ledger.continuing(item.config),
         run_id=lambda: state.report_id,
         statement=lambda: item.stash[STATEMENT][1].name if STATEMENT in item.stash else "",
         family=lambda: family_record(item),

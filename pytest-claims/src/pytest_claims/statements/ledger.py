@@ -216,7 +216,8 @@ def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) 
         notes = [note, lock_problem, earlier]
         if added and not lock_problem and path is not None:
             moved, may_write = set_aside(path) if note else ("", True)
-            ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches}
+            kept = {"stops": ledger["stops"]} if ledger is not None and "stops" in ledger else {}
+            ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches, **kept}
             notes += [moved, write_ledger(session.store, path, ledger) if may_write else ""]
     return batches, "; ".join(n for n in notes if n)
 
@@ -314,4 +315,10 @@ def claims_batch(request: pytest.FixtureRequest) -> int:
     if session is None:
         return 0
     ledger, _ = read_ledger(ledger_path(session.store, session.seed, request.node), session.seed, request.node.nodeid)
-    return next_batch(ledger, bool(request.config.getoption("claims_continue", False)))
+    return next_batch(ledger, continuing(request.config))
+
+
+def continuing(config: pytest.Config) -> bool:
+    """Whether this run draws the next batch of an inconclusive ledger (--claims-continue or
+    --claims-continue-until)."""
+    return bool(config.getoption("claims_continue", False) or config.getoption("claims_continue_until", None))
