@@ -10,8 +10,8 @@ import math
 
 import pytest
 from chains import INI, toy_registry
-from pytest_claims.continuation import Budget, parse_budget
-from pytest_claims.shown_numbers import significant
+from pytest_claims.roles.continuation import Budget, parse_budget
+from pytest_claims.stats.shown_numbers import significant
 
 pytestmark = pytest.mark.smoke
 
@@ -21,7 +21,7 @@ UNTIL = "--claims-continue-until=decided"
 COIN_TEST = """
 import pytest
 from pytest_claims import decide_rate, registered_false_alarm
-from pytest_claims.seeding import keyed_rng
+from pytest_claims.roles.seeding import keyed_rng
 
 
 @pytest.mark.smoke

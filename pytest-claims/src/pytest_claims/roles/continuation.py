@@ -8,8 +8,8 @@ call, and every check of the ledger applies to every batch). It stops at the fir
 would not fit the budget (a batch is started only where the batches so far say it fits: `batches` counts them,
 `trials` adds the last batch's size, `time` the mean batch's seconds), or when a call ends otherwise than
 inconclusive. Each call records its evidence afresh, as the next run would. Each batch's e-values are a progress
-line as it goes (none under -q; written here, where the batch ends inside a test, not by pytest_claims.progress, which
-counts finished tests on the controller), and the end is one line: crossed at batch k, budget spent at ln E, or
+line as it goes (none under -q; written here, where the batch ends inside a test, not by pytest_claims.roles.progress,
+which counts finished tests on the controller), and the end is one line: crossed at batch k, budget spent at ln E, or
 already decided. The stop is kept in the ledger (`stops`).
 
 Continuing in one run is as valid as continuing over runs: an e-process (and alpha spent over rounds that each test
@@ -35,11 +35,11 @@ from typing import Any
 
 import pytest
 
-from pytest_claims.chain_kinds import RATE, SPENT_P, decide_chain, kind_of
-from pytest_claims.ledger import decided_at_look, ledger_locked, ledger_path, read_ledger, write_ledger
+from pytest_claims.anytime.chain_kinds import RATE, SPENT_P, decide_chain, kind_of
+from pytest_claims.statements.ledger import decided_at_look, ledger_locked, ledger_path, read_ledger, write_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
-from pytest_claims.shown_numbers import significant
-from pytest_claims.state import EVIDENCE, STATEMENT, State, declared_tier, is_worker
+from pytest_claims.stats.shown_numbers import significant
+from pytest_claims.roles.state import EVIDENCE, STATEMENT, State, declared_tier, is_worker
 
 UNTIL_OPTION = "--claims-continue-until"
 BUDGET_OPTION = "--claims-budget"
@@ -368,7 +368,7 @@ class Continuation:
     def report_recorded(self, item: pytest.Function, ledger: dict[str, Any], record: dict[str, Any]) -> bool:
         """End the test as its deciding run did, from the ledger: nothing drawn, nothing computed."""
         __tracebackhide__ = True
-        from pytest_claims.worker import new_evidence
+        from pytest_claims.roles.worker import new_evidence
 
         evidence = item.stash.get(EVIDENCE, None) or new_evidence(item)
         values = dict(record["evidence"])
