@@ -247,6 +247,7 @@ class Continuation:
                 ):  # a decided ledger's last batch replayed (recorded before this record existed): record it now
                     self.keep_decision(item, path, ledger, ended)
                 break
+            assert ledger is not None  # grown: the call wrote a ledger (narrows the type for the checker)
             added, last = added + 1, ledger["batches"][-1]["batch"]
             first = before if first is None else first
             size = batch_trials(ledger["statement"], ledger["batches"][-1]) if budget else None
@@ -271,13 +272,15 @@ class Continuation:
             if spent:
                 stop = self.stop("budget", first, ledger, elapsed)
                 self.keep_decision(item, path, ledger, None, stop=stop)
-                line = f"budget {budget.text} spent ({spent}) at batch {last}: {look_line(ledger)}"
+                line = f"budget {budget.text if budget else ''} spent ({spent}) at batch {last}: {look_line(ledger)}"
                 self.say(item, f"{INCONCLUSIVE}: {line}")
                 ended = StatementInconclusive(f"{ended}; {UNTIL_OPTION}: {line}", ended.needed)
                 break
             evidence = item.stash.get(EVIDENCE, None)
             if evidence is not None:  # the next call records afresh, as the next run would
-                evidence.values.clear(), evidence.headline_names.clear(), evidence.figures.clear()
+                evidence.values.clear()
+                evidence.headline_names.clear()
+                evidence.figures.clear()
             item.funcargs["claims_batch"] = len(ledger["batches"])
         if ended is not None:
             raise ended
@@ -375,6 +378,7 @@ class Continuation:
         what = ledger["statement"]["what"]
         block = dict(values[what])
         look = decided_at_look(ledger)
+        assert look is not None  # report_recorded is reached only for a decided ledger (narrows the type)
         said = f"decided at look {look} in run {record.get('run') or '?'}: reported from the ledger, nothing computed"
         if isinstance(block.get("anytime"), dict):
             block["anytime"] = {**block["anytime"], "ledger": ledger["batches"], "note": said}

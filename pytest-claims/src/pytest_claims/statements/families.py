@@ -133,16 +133,17 @@ def family_decision(
         raise ValueError(f"family {name!r}: no members")
     pairs = {}
     for member, pair in statistics.items():
+        numbers: tuple[float, ...]
         try:
-            pair = tuple(float(x) for x in pair)
+            numbers = tuple(float(x) for x in pair)
         except (TypeError, ValueError):
-            pair = ()
-        if len(pair) != 2 or (method == "holm" and any(not math.isnan(p) and not 0 <= p <= 1 for p in pair)):
+            numbers = ()
+        if len(numbers) != 2 or (method == "holm" and any(not math.isnan(p) and not 0 <= p <= 1 for p in numbers)):
             raise ValueError(
                 f"family {name!r}: member {member!r} needs a pair (for, against) of "
                 f"{'p-values in [0, 1]' if method == 'holm' else 'natural-log e-values'}, got {statistics[member]!r}"
             )
-        pairs[member] = pair
+        pairs[member] = numbers
     adjust = holm if method == "holm" else e_holm
     held = adjust({k: v[0] for k, v in pairs.items()}, held_alpha)
     refuted = adjust({k: v[1] for k, v in pairs.items()}, alpha)
