@@ -90,6 +90,7 @@ class ChainKind:
     derive: Callable[[dict[str, Any] | None, dict[str, Any], dict[str, Any]], dict[str, Any]]
     totals: tuple[str, ...] = ()
     evalues: bool = True  # its chain's log_e_for / log_e_against are e-values (decided at 1 / level; poolable)
+    sizes: tuple[str, ...] = ()  # the data fields a batch's trials are counted from (none: rounds of p-values)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -261,6 +262,7 @@ KINDS = {
         _rate_data,
         _rate_derive,
         totals=("cum_successes", "cum_trials"),
+        sizes=("trials",),
     ),
     TWO_PROPORTIONS: ChainKind(
         TWO_PROPORTIONS,
@@ -268,8 +270,11 @@ KINDS = {
         ("k_a", "n_a", "k_b", "n_b"),
         _proportions_data,
         _proportions_derive,
+        sizes=("n_a", "n_b"),
     ),
-    SAFE_T: ChainKind(SAFE_T, (*_LEVELS, "kind", "delta"), ("t", "n", "n2"), _safe_t_data, _safe_t_derive),
+    SAFE_T: ChainKind(
+        SAFE_T, (*_LEVELS, "kind", "delta"), ("t", "n", "n2"), _safe_t_data, _safe_t_derive, sizes=("n", "n2")
+    ),
     BETTING: ChainKind(
         BETTING,
         (*_LEVELS, "kind", "lo", "hi", "threshold", "at_least"),
@@ -277,6 +282,7 @@ KINDS = {
         _betting_data,
         _betting_derive,
         totals=("cum_n",),
+        sizes=("values",),
     ),
     SIGN: ChainKind(
         SIGN,
@@ -285,6 +291,7 @@ KINDS = {
         _proportions_data,
         _sign_derive,
         totals=("cum_above", "cum_below", "cum_ties"),
+        sizes=("above", "below", "ties"),
     ),
     SPENT_P: ChainKind(SPENT_P, (*_LEVELS, "kind"), ("p_for", "p_against"), _spent_data, _spent_derive, evalues=False),
 }
@@ -304,6 +311,15 @@ def kind_of(statement: Any) -> ChainKind:
     for name in ("alpha", "held_alpha"):
         _number(name, statement[name])
     return kind
+
+
+def batch_size(statement: dict[str, Any], entry: dict[str, Any]) -> int | None:
+    """The trials (observations, pairs) of one ledger batch `entry` of the chain `statement` decides: the sum of
+    its kind's `sizes` fields (a list of observations counts its length); None for rounds of p-values."""
+    kind = kind_of(statement)
+    if not kind.sizes:
+        return None
+    return sum(len(entry[name]) if isinstance(entry[name], list) else int(entry[name]) for name in kind.sizes)
 
 
 def data_of(kind: ChainKind, entry: dict[str, Any], index: int) -> dict[str, Any]:

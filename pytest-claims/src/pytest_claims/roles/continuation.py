@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from pytest_claims.anytime.chain_kinds import RATE, SPENT_P, decide_chain, kind_of
+from pytest_claims.anytime.chain_kinds import SPENT_P, batch_size, decide_chain, kind_of
 from pytest_claims.statements.ledger import decided_at_look, ledger_locked, ledger_path, read_ledger, write_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
 from pytest_claims.stats.shown_numbers import significant
@@ -128,22 +128,6 @@ def configured(config: pytest.Config) -> Budget | None:
             f"for several), or the ini key {BUDGET_INI}"
         )
     return parse_budget(raw, BUDGET_OPTION if given else f"ini key {BUDGET_INI}")
-
-
-def batch_trials(statement: dict[str, Any], entry: dict[str, Any]) -> int | None:
-    """The trials (observations, pairs) of one ledger batch, for a `trials:` budget; None for rounds of p-values."""
-    kind = kind_of(statement).name
-    sizes = {
-        RATE: ("trials",),
-        "two-proportions": ("n_a", "n_b"),
-        "safe-t": ("n", "n2"),
-        "sign": ("above", "below", "ties"),
-    }
-    if kind == "betting":
-        return len(entry["values"])
-    if kind == SPENT_P:
-        return None
-    return sum(int(entry[name]) for name in sizes[kind])
 
 
 def look_line(ledger: dict[str, Any]) -> str:
@@ -250,7 +234,7 @@ class Continuation:
             assert ledger is not None  # grown: the call wrote a ledger (narrows the type for the checker)
             added, last = added + 1, ledger["batches"][-1]["batch"]
             first = before if first is None else first
-            size = batch_trials(ledger["statement"], ledger["batches"][-1]) if budget else None
+            size = batch_size(ledger["statement"], ledger["batches"][-1]) if budget else None
             trials += size or 0
             elapsed = time.monotonic() - start
             if budget is not None:
