@@ -4,8 +4,9 @@ for draws that follow the master seed (a claim's instances and trials), `fixed_r
 
 Both are NumPy PCG64 generators seeded by the key's BLAKE2b digest (`key_seed`); `seeded_rng(seed, key)` is
 `fixed_rng(f"{seed}|{key}")`, the convention every master-seeded draw of the suite followed by hand before it had
-a name. The plugin's `pytest_claims.keyed_rng` is another stream (a SeedSequence of the master seed and the key's
-SHA-256 words): the suite does not use it.
+a name. The plugin's `pytest_claims.keyed_rng` is another stream under another rule (a SeedSequence of the master
+seed and the key's SHA-256 words): the suite uses it nowhere, and this module's `keyed_rng` below is only the name
+the frozen MNIST loader imports, so within the suite each stream has one name.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def seeded_rng(seed: int, key: str) -> np.random.Generator:
     return fixed_rng(f"{value}|{key}")
 
 
-# The frozen kernels/datasets/mnist.py (its source keys L6's committed units) imports fixed_rng by its former name;
-# nothing else may (suite_plugin/tests/test_replication_scope.py checks).
+# The frozen kernels/datasets/mnist.py's name for fixed_rng, and nothing else's: that module's source keys L6's
+# committed units, so its import cannot be renamed. No other module of the suite may reach a keyed_rng, this one or
+# the plugin's (another stream): suite_plugin/tests/test_replication_scope.py checks imports, attributes and calls.
 keyed_rng = fixed_rng
