@@ -26,8 +26,9 @@ import io
 import json
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_claims.store import bounded
 
@@ -45,7 +46,7 @@ class EntryInvalid(Exception):
     """A store entry that cannot be trusted: unreadable, altered, or not the entry of its key."""
 
 
-def _encoder(arrays: list[Any]):
+def _encoder(arrays: list[Any]) -> Callable[[Any], Any]:
     np = sys.modules.get("numpy")  # not imported: no value can be a NumPy array
 
     def enc(value: Any) -> Any:
@@ -93,7 +94,7 @@ def _loaded_dataclass(name: str) -> type:
     return target
 
 
-def _decoder(arrays: list[Any]):
+def _decoder(arrays: list[Any]) -> Callable[[Any], Any]:
     def dec(node: Any) -> Any:
         if isinstance(node, list):
             return [dec(v) for v in node]
@@ -196,7 +197,8 @@ def _members(archive: zipfile.ZipFile, size: int, limit: int) -> list[zipfile.Zi
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytearray:
     """A member's bytes through a reader that stops at its declared size (the directory may lie)."""
     buffer = bytearray(info.file_size)
-    with archive.open(info) as member:
+    # A ZipExtFile, which has readinto (typeshed types ZipFile.open as IO[bytes], which has not).
+    with cast(zipfile.ZipExtFile, archive.open(info)) as member:
         got = member.readinto(buffer)
         if got != info.file_size or member.read(1):
             raise EntryInvalid(f"holds other than the {info.file_size} bytes its directory declares in {info.filename}")
