@@ -161,6 +161,13 @@ def _the_hooks_lines_are_in_the_report(where: Path) -> None:
     assert environment["master_seed"] == 1 and environment["machine"], environment
 
 
+def _the_readmes_claim_falsified_by_its_statement(where: Path) -> None:
+    last = verdicts(where / "reports" / "verdicts.json")
+    (triangle,) = [c for c in last["claims"] if c["id"] == "demo/triangle"]
+    ends = {s["statement"]: (s["outcome"], s["as_registered"]) for s in triangle["statements"]}
+    assert triangle["verdict"] == "falsified" and ends == {"as-printed": ("refuted", True)}, (triangle["verdict"], ends)
+
+
 def _the_tutorials_verdict_and_power(where: Path) -> None:
     last = verdicts(where / "reports" / "verdicts.json")
     (triangle,) = [c for c in last["claims"] if c["id"] == "demo/triangle"]
@@ -169,7 +176,7 @@ def _the_tutorials_verdict_and_power(where: Path) -> None:
 
 # What a page's run must leave behind, beyond each command's printed line.
 AFTER: dict[str, Callable[[Path], None]] = {
-    "README.md": _the_tutorials_verdict_and_power,
+    "README.md": _the_readmes_claim_falsified_by_its_statement,
     "docs/tutorial.md": _the_tutorials_verdict_and_power,
     "docs/how-to/merge-machines.md": _seed_two_saved_and_merged_with_seed_three,
     "docs/explanation/master-seed.md": _the_seeded_reference_test_held,
@@ -208,9 +215,18 @@ def test_the_pages_that_must_run_do():
     assert len([name for name in names if name.startswith("docs/how-to/")]) >= 6, names
 
 
-def test_the_readme_quickstart_is_the_tutorial():
+README_LINES = 60  # one screen: what it is, how to install, an example that runs, where the documentation is
+
+
+def test_the_readme_is_one_screen_and_its_example_starts_the_tutorial():
+    """The README is a front door: its example is the tutorial's claim cut to one statement, so its files are files
+    of the tutorial, its command is the tutorial's first (the same verdict line), and the rest lives in the docs."""
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_LINES, f"README.md has {lines} lines (> {README_LINES}): move the depth into docs/"
     readme, tutorial = project(README), project(DOCS / "tutorial.md")
-    assert readme.files == tutorial.files and readme.commands == tutorial.commands
+    assert set(readme.files) < set(tutorial.files), (sorted(readme.files), sorted(tutorial.files))
+    assert readme.commands and readme.commands == tutorial.commands[: len(readme.commands)], tutorial.commands
+    assert "docs/tutorial.md" in README.read_text(encoding="utf-8"), "the README does not link to the tutorial"
 
 
 def test_a_block_without_a_mark_is_found(tmp_path):
