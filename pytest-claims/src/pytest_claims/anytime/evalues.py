@@ -401,6 +401,11 @@ def _log_sum(values: Iterable[float]) -> float:
 _TAIL_NATS = 60.0
 
 
+def _tilted(log_weight: Callable[[int], float], log_psi: float) -> Callable[[int], float]:
+    """The log weight x -> log_weight(x) + x ln psi: the conditional law tilted by the odds ratio psi."""
+    return lambda x: log_weight(x) + x * log_psi
+
+
 def _log_sum_log_concave(term: Callable[[int], float], low: int, high: int) -> float:
     """ln sum_{x=low..high} e^term(x) for a log-concave `term` (differences falling in x), from the terms within
     _TAIL_NATS of the largest only: the work and memory grow with the spread of the terms (about the square root of
@@ -450,7 +455,7 @@ def two_proportions_log_evalue(k_a: int, n_a: int, k_b: int, n_b: int, *, w_inf:
     ratios = []
     for psi in ODDS_RATIOS:
         log_psi = math.log(psi)
-        log_norm = _log_sum_log_concave(lambda x, log_psi=log_psi: log_weight(x) + x * log_psi, low, high)
+        log_norm = _log_sum_log_concave(_tilted(log_weight, log_psi), low, high)
         ratios.append(k_a * log_psi + log_null - log_norm)
     log_mixture = _log_sum(ratios) - math.log(len(ratios))
     log_extreme = -log_p1 if k_a == high else -math.inf

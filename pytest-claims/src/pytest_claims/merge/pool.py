@@ -83,7 +83,7 @@ def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         chains = [chain_of(r) for r in records]
     except (ValueError, TypeError):  # LedgerInvalid, or a number the e-values refuse (a threshold of 5)
         return None
-    return None if any(c is None for c in chains) else [c[1] for c in chains]
+    return [c[1] for c in chains if c is not None] if all(c is not None for c in chains) else None
 
 
 def longest_chain(records: list[dict[str, Any]]) -> int | None:

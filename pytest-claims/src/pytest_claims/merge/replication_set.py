@@ -271,13 +271,14 @@ def not_the_declared_set(
     for index, low in enumerate(ordered):
         if low not in starts:
             continue  # no sound chain: not pooled, for that reason
-        if starts[low] is None:
+        begun = starts[low]
+        if begun is None:
             return f"seed {low}'s chain does not say when it was started (its first batch's run id): no order to check"
-        later = [high for high in ordered[index + 1 :] if starts.get(high) is not None and starts[high] < starts[low]]
+        later = [(high, at) for high in ordered[index + 1 :] if (at := starts.get(high)) is not None and at < begun]
         if later:
             return (
-                f"seed {low} was started ({starts[low]:%Y-%m-%d %H:%M:%S} UTC) after seed {later[0]} "
-                f"({starts[later[0]]:%Y-%m-%d %H:%M:%S} UTC): the declared order is ascending ({DECLARED})"
+                f"seed {low} was started ({begun:%Y-%m-%d %H:%M:%S} UTC) after seed {later[0][0]} "
+                f"({later[0][1]:%Y-%m-%d %H:%M:%S} UTC): the declared order is ascending ({DECLARED})"
             )
     return ""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal
 
 from pytest_claims import context
 from pytest_claims.anytime.evalues import (
@@ -47,7 +47,7 @@ def _as_prior(anytime: Any, threshold: float, alpha: float, source: str) -> Beta
     return planned_prior(threshold, planned, alpha)
 
 
-def _registered_prior(decision: dict[str, Any], threshold: float, alpha: float) -> BetaPrior | None | bool:
+def _registered_prior(decision: dict[str, Any], threshold: float, alpha: float) -> BetaPrior | None | Literal[False]:
     """The registry's choice: False (fixed-sample), a prior (anytime), or None (the record says nothing)."""
     if not decision:
         return None

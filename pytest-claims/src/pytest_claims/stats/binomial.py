@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 from statistics import NormalDist
 
 _EPS = 2.220446049250313e-16
@@ -177,7 +178,7 @@ def pure_incomplete_beta(a: float, b: float, x: float, y: float | None = None) -
     if not (a > 0 and b > 0):
         raise ValueError(f"incomplete beta: a and b must be positive (a={a}, b={b})")
     x_exact = y is None
-    if x_exact:
+    if y is None:
         y = 1.0 - x
     else:
         x = 1.0 - y
@@ -279,7 +280,7 @@ def pure_incomplete_beta_inverse(
         raise ValueError("give exactly one of lower= and upper=")
     if not (a > 0 and b > 0):
         raise ValueError(f"incomplete beta inverse: a and b must be positive (a={a}, b={b})")
-    target = lower if lower is not None else upper
+    target = lower if lower is not None else upper if upper is not None else math.nan
     if not 0.0 <= target <= 1.0:
         raise ValueError(f"incomplete beta inverse: the probability {target} is not in [0, 1]")
     increasing = lower is not None  # I_x grows with x; 1 - I_x falls
@@ -343,7 +344,7 @@ def check_probability(name: str, value: float) -> float:
     return number
 
 
-def not_a_number(value: object) -> bool:
+def not_a_number(value: Any) -> bool:
     """True for a NaN and for what is not a number at all (float() refuses it)."""
     try:
         return math.isnan(float(value))
