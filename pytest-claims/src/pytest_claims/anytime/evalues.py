@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from pytest_claims.stats.binomial import check_probability, log_beta_prefactor, log_incomplete_beta
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
+from pytest_claims.stats.search import first_true, least_size
 
 
 #: The odds ratios mixed by the two-proportions e-value: 2, 4, ..., 4096 (anytime-design.md 3.2).
@@ -251,15 +252,7 @@ def anytime_decision_counts(
     def held(k: int) -> bool:
         return _crosses(_log_evalue(k, trials - k, t, prior, True), held_alpha)
 
-    return _first_true(lambda k: not refuted(k), 0, trials + 1) - 1, _first_true(held, 0, trials + 1)
-
-
-def _first_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
-    """The least k in [low, high) with predicate(k), for a predicate false then true; `high` if none is."""
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if predicate(middle) else (middle + 1, high)
-    return low
+    return first_true(lambda k: not refuted(k), 0, trials + 1) - 1, first_true(held, 0, trials + 1)
 
 
 # The largest sample size the needed-trials searches look at (trials_to_decide, anytime_trials_to_decide); past it
@@ -319,13 +312,7 @@ def anytime_trials_to_decide(
     def decides(n: int) -> bool:
         return _crosses(_log_evalue(rate * n, (1.0 - rate) * n, t, prior, greater), level)
 
-    low = max(1, trials)
-    high = low
-    while not decides(high):
-        if high >= most:
-            return None
-        low, high = high + 1, min(2 * high, most)
-    return _first_true(decides, low, high)
+    return least_size(decides, max(1, trials), most)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -410,13 +397,7 @@ def _log_sum_log_concave(term: Callable[[int], float], low: int, high: int) -> f
     """ln sum_{x=low..high} e^term(x) for a log-concave `term` (differences falling in x), from the terms within
     _TAIL_NATS of the largest only: the work and memory grow with the spread of the terms (about the square root of
     the counts for a hypergeometric law), not with high - low."""
-    lo, hi = low, high  # the mode: the first x whose next term is smaller (binary search on the falling difference)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if term(mid + 1) - term(mid) > 0.0:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = first_true(lambda x: term(x + 1) - term(x) <= 0.0, low, high)  # the mode: the first x whose next is smaller
     top = term(lo)
     if top == -math.inf:
         return top
