@@ -32,7 +32,8 @@ from typing import Any
 from pytest_claims.model import verdicts_json
 from pytest_claims.model.inputs import checked_run, file_within, refuse_output_holding_inputs
 from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, INCONCLUSIVE, SKIPPED
-from pytest_claims.model.verdicts_json import PayloadError, claims_from
+from pytest_claims.model.registry_families import families_of
+from pytest_claims.model.verdicts_json import PayloadError, claim_from, claims_from
 from pytest_claims.merge.pool import (
     longest_chain,
     pool_seeds,
@@ -57,8 +58,14 @@ class MergeError(PayloadError):
 
 def load(path: Path) -> dict[str, Any]:
     """A merge input (pytest_claims.model.verdicts_json.read: the one reader of verdicts.json), its fields checked as
-    data."""
-    return checked_run(verdicts_json.read(path), path)
+    data, and each claim's family records (pytest_claims.model.registry_families) checked as the registry's are:
+    PayloadError names the file, the claim and the family otherwise."""
+    payload = checked_run(verdicts_json.read(path), path)
+    for record in payload["claims"]:
+        _, problem = families_of(record["registry"].get("families", []), claim_from(record).statements)
+        if problem:
+            raise PayloadError(f"{path}: claim {record['id']}: {problem}")
+    return payload
 
 
 def _run_identity(payload: dict[str, Any]) -> str:
