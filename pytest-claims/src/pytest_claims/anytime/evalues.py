@@ -26,20 +26,13 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_claims.stats.binomial import check_probability, log_beta_prefactor, log_incomplete_beta
+from pytest_claims.stats.binomial import check_level, check_probability, log_beta_prefactor, log_incomplete_beta
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 from pytest_claims.stats.search import first_true, least_size
 
 
 #: The odds ratios mixed by the two-proportions e-value: 2, 4, ..., 4096 (anytime-design.md 3.2).
 ODDS_RATIOS = tuple(2.0**j for j in range(1, 13))
-
-
-def _check_level(name: str, value: float) -> float:
-    """A level in [0, 0.5) (0 decides nothing; 0.99 is a confidence passed as a level), or one ValueError."""
-    if not 0.0 <= check_probability(name, value) < 0.5:
-        raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
-    return float(value)
 
 
 def _check_threshold(threshold: float) -> float:
@@ -115,7 +108,7 @@ def planned_prior(threshold: float, planned_trials: int, alpha: float) -> BetaPr
     r = max(rho - t(1 - t), 1e-3 t (1 - t)), rho = v / (2 L + ln(1 + 2 L)), L = ln(1 / (2 alpha)),
     v = t (1 - t) planned_trials. It saved 0.3-8 % of the trials against the uniform prior in the design's
     measurements (anytime-design.md 4.2)."""
-    t, level = _check_threshold(threshold), _check_level("alpha", alpha)
+    t, level = _check_threshold(threshold), check_level("alpha", alpha)
     if not (isinstance(planned_trials, int) and planned_trials > 0) or level == 0.0:
         raise ValueError(f"planned_prior needs planned_trials > 0 and alpha > 0, got {planned_trials!r}, {alpha!r}")
     variance = t * (1.0 - t)
@@ -202,8 +195,8 @@ def decide_log_evalues(
     before): held at the first look where E_for >= 1 / held_alpha (default alpha), refuted at the first where
     E_against >= 1 / alpha and it is not held (decide_test's tie rule; both guarantees hold under any tie rule).
     The first crossing is final: later looks do not undo it. Inconclusive if neither ever crossed."""
-    alpha = _check_level("alpha", alpha)
-    held_alpha = alpha if held_alpha is None else _check_level("held_alpha", held_alpha)
+    alpha = check_level("alpha", alpha)
+    held_alpha = alpha if held_alpha is None else check_level("held_alpha", held_alpha)
     if len(log_e_for) != len(log_e_against) or not log_e_for:
         raise ValueError(f"one e-value per side at each look is needed, got {len(log_e_for)} and {len(log_e_against)}")
     if any(math.isnan(v) for v in (*log_e_for, *log_e_against)):
@@ -244,7 +237,7 @@ def anytime_decision_counts(
     least that is held, or trials + 1), decide.rate_decision_counts' twin. E_lt falls and E_gt grows with the
     count (each component's likelihood ratio does), so each set is an interval found by bisection."""
     t, (_, trials) = _check_threshold(threshold), _check_counts(0, trials)
-    alpha, held_alpha = _check_level("alpha", alpha), _check_level("held_alpha", held_alpha)
+    alpha, held_alpha = check_level("alpha", alpha), check_level("held_alpha", held_alpha)
 
     def refuted(k: int) -> bool:
         return _crosses(_log_evalue(k, trials - k, t, prior, False), alpha)
@@ -300,8 +293,8 @@ def anytime_trials_to_decide(
     doubling then bisection finds the least N. None when the rate sits on the threshold, the deciding side's level
     is 0, or the answer exceeds `most` (NEEDED_TRIALS_MOST, 1e7): no_trials_reason says which, in words."""
     rate, t = check_probability("rate", rate), _check_threshold(threshold)
-    alpha = _check_level("alpha", alpha)
-    held_alpha = alpha if held_alpha is None else _check_level("held_alpha", held_alpha)
+    alpha = check_level("alpha", alpha)
+    held_alpha = alpha if held_alpha is None else check_level("held_alpha", held_alpha)
     if rate == t:
         return None
     greater = rate > t  # the side whose e-value grows: E_gt when the rate lies above the threshold
@@ -348,7 +341,7 @@ def anytime_rate_lower_bound(successes: int, trials: int, alpha: float, *, prior
     1 / alpha}, so that P(the true rate ever falls below it, at any look) <= alpha. 0.0 for no successes or alpha
     = 0. Wider than Clopper-Pearson's (60 of 100 at 1e-4: 0.370 against 0.410; anytime-design.md 4.2d)."""
     successes, trials = _check_counts(successes, trials)
-    alpha = _check_level("alpha", alpha)
+    alpha = check_level("alpha", alpha)
     if successes == 0 or alpha == 0.0:
         return 0.0
     # E_gt <= 1 at t >= S / n (the likelihood peaks at S / n, below every component), so the edge lies below it
@@ -361,7 +354,7 @@ def anytime_rate_upper_bound(successes: int, trials: int, alpha: float, *, prior
     """The anytime-valid upper confidence bound at level alpha, rate_upper_bound's twin: sup{t : E_lt(S, n; t) <
     1 / alpha}. 1.0 when every trial succeeded or alpha = 0."""
     successes, trials = _check_counts(successes, trials)
-    alpha = _check_level("alpha", alpha)
+    alpha = check_level("alpha", alpha)
     if successes == trials or alpha == 0.0:
         return 1.0
     return _edge(
@@ -478,7 +471,7 @@ def round_alpha(alpha: float, round_number: int) -> float:
     p-values), each round testing all the data so far: 6 alpha / (pi^2 k^2), which sums to alpha over all
     rounds (0.608 alpha, 0.152 alpha, 0.068 alpha, ...). By the union bound the false alarm stays at most alpha
     under any rule for continuing; it needs only p-values."""
-    alpha = _check_level("alpha", alpha)
+    alpha = check_level("alpha", alpha)
     if isinstance(round_number, bool) or not isinstance(round_number, int) or round_number < 1:
         raise ValueError(f"round_number must be an integer >= 1, got {round_number!r}")
     return 6.0 * alpha / (math.pi**2 * round_number**2)

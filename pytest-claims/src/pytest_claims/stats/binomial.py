@@ -352,11 +352,13 @@ def not_a_number(value: Any) -> bool:
         return True
 
 
-def check_level(name: str, value: float) -> None:
+def check_level(name: str, value: float) -> float:
     """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
-    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
+    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it. Returns
+    the level as a float."""
     if not_a_number(value) or not 0.0 <= float(value) < 0.5:
         raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
+    return float(value)
 
 
 def _count(value: int, name: str) -> int:
