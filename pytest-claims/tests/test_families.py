@@ -283,6 +283,38 @@ def test_a_family_decided_end_to_end_by_holm(pytester):
     result.stdout.fnmatch_lines(["*alpha=0.1 differs from family 'settings'*registered alpha 0.05*"])
 
 
+def test_a_merge_keeps_the_family_records(pytester, tmp_path, capsys):
+    """verdicts.json carries each claim's [[claim.family]] records beside its statements' registry records, and
+    `pytest-claims-merge` keeps them (read back, checked as the registry's, written again), with the family's row in
+    the false-alarm budget and each member's family evidence; a family record that names no statement of its claim is
+    refused in one line naming the file, the claim and the family."""
+    from pytest_claims.merge.command import main as merge_main
+
+    ini = INI.replace("claims_tiers = smoke full", "claims_tiers = smoke") + "claims_false_alarm_budget = 0.05\n"
+    pytester.makefile(".ini", pytest=ini)
+    pytester.makefile(".toml", registry=_registry(FAMILY))
+    pytester.makepyfile(test_family=TESTS.replace("{alpha}", "None"))
+    pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    run = pytester.path / "out" / "verdicts.json"
+    written = json.loads(run.read_text())
+    family = {"name": "settings", "statements": ["a", "b", "c"], "alpha": 0.05, "method": "holm"}
+    assert written["claims"][0]["registry"]["families"] == [family]
+    assert merge_main([str(run), "-o", str(tmp_path / "merged")]) in (0, 1)
+    merged = json.loads((tmp_path / "merged" / "verdicts.json").read_text())
+    assert merged["claims"][0]["registry"]["families"] == [family]
+    rows = [r["statement"] for tier in merged["false_alarm"]["tiers"].values() for r in tier["statements"]]
+    assert "family settings (a, b, c)" in rows
+    kept = {s["statement"]: s["evidence"]["settings"]["members"] for s in merged["claims"][0]["statements"]}
+    assert kept == {s["statement"]: s["evidence"]["settings"]["members"] for s in written["claims"][0]["statements"]}
+    written["claims"][0]["registry"]["families"][0]["statements"] = ["a", "z"]
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(written))
+    capsys.readouterr()
+    assert merge_main([str(tampered), "-o", str(tmp_path / "refused")]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "claim toy/family: family 'settings' names unknown statement(s) ['z']" in said[0]
+
+
 def test_the_terminal_line_says_when_members_decided_from_different_statistics():
     from pytest_claims.statements.families import family_lines
 

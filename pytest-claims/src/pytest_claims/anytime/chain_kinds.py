@@ -334,8 +334,9 @@ def data_of(kind: ChainKind, entry: dict[str, Any], index: int) -> dict[str, Any
     return data
 
 
-def derive_chain(statement: dict[str, Any], batches: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the chain records after each of `batches` (their data read and checked), in order."""
+def derive_chain(statement: Any, batches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the chain records after each of `batches` (their data read and checked), in order; `statement`: its
+    parameters as read (kind_of checks them: ChainInvalid if they are not a known kind's)."""
     kind, before, out = kind_of(statement), None, []
     for index, entry in enumerate(batches):
         data = data_of(kind, entry, index)

@@ -26,19 +26,13 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_claims.stats.binomial import check_probability, log_beta_prefactor, log_incomplete_beta
+from pytest_claims.stats.binomial import check_level, check_probability, log_beta_prefactor, log_incomplete_beta
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
+from pytest_claims.stats.search import first_true, least_size
 
 
 #: The odds ratios mixed by the two-proportions e-value: 2, 4, ..., 4096 (anytime-design.md 3.2).
 ODDS_RATIOS = tuple(2.0**j for j in range(1, 13))
-
-
-def _check_level(name: str, value: float) -> float:
-    """A level in [0, 0.5) (0 decides nothing; 0.99 is a confidence passed as a level), or one ValueError."""
-    if not 0.0 <= check_probability(name, value) < 0.5:
-        raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
-    return float(value)
 
 
 def _check_threshold(threshold: float) -> float:
@@ -114,7 +108,7 @@ def planned_prior(threshold: float, planned_trials: int, alpha: float) -> BetaPr
     r = max(rho - t(1 - t), 1e-3 t (1 - t)), rho = v / (2 L + ln(1 + 2 L)), L = ln(1 / (2 alpha)),
     v = t (1 - t) planned_trials. It saved 0.3-8 % of the trials against the uniform prior in the design's
     measurements (anytime-design.md 4.2)."""
-    t, level = _check_threshold(threshold), _check_level("alpha", alpha)
+    t, level = _check_threshold(threshold), check_level("alpha", alpha)
     if not (isinstance(planned_trials, int) and planned_trials > 0) or level == 0.0:
         raise ValueError(f"planned_prior needs planned_trials > 0 and alpha > 0, got {planned_trials!r}, {alpha!r}")
     variance = t * (1.0 - t)
@@ -201,8 +195,8 @@ def decide_log_evalues(
     before): held at the first look where E_for >= 1 / held_alpha (default alpha), refuted at the first where
     E_against >= 1 / alpha and it is not held (decide_test's tie rule; both guarantees hold under any tie rule).
     The first crossing is final: later looks do not undo it. Inconclusive if neither ever crossed."""
-    alpha = _check_level("alpha", alpha)
-    held_alpha = alpha if held_alpha is None else _check_level("held_alpha", held_alpha)
+    alpha = check_level("alpha", alpha)
+    held_alpha = alpha if held_alpha is None else check_level("held_alpha", held_alpha)
     if len(log_e_for) != len(log_e_against) or not log_e_for:
         raise ValueError(f"one e-value per side at each look is needed, got {len(log_e_for)} and {len(log_e_against)}")
     if any(math.isnan(v) for v in (*log_e_for, *log_e_against)):
@@ -243,7 +237,7 @@ def anytime_decision_counts(
     least that is held, or trials + 1), decide.rate_decision_counts' twin. E_lt falls and E_gt grows with the
     count (each component's likelihood ratio does), so each set is an interval found by bisection."""
     t, (_, trials) = _check_threshold(threshold), _check_counts(0, trials)
-    alpha, held_alpha = _check_level("alpha", alpha), _check_level("held_alpha", held_alpha)
+    alpha, held_alpha = check_level("alpha", alpha), check_level("held_alpha", held_alpha)
 
     def refuted(k: int) -> bool:
         return _crosses(_log_evalue(k, trials - k, t, prior, False), alpha)
@@ -251,15 +245,7 @@ def anytime_decision_counts(
     def held(k: int) -> bool:
         return _crosses(_log_evalue(k, trials - k, t, prior, True), held_alpha)
 
-    return _first_true(lambda k: not refuted(k), 0, trials + 1) - 1, _first_true(held, 0, trials + 1)
-
-
-def _first_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
-    """The least k in [low, high) with predicate(k), for a predicate false then true; `high` if none is."""
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if predicate(middle) else (middle + 1, high)
-    return low
+    return first_true(lambda k: not refuted(k), 0, trials + 1) - 1, first_true(held, 0, trials + 1)
 
 
 # The largest sample size the needed-trials searches look at (trials_to_decide, anytime_trials_to_decide); past it
@@ -307,8 +293,8 @@ def anytime_trials_to_decide(
     doubling then bisection finds the least N. None when the rate sits on the threshold, the deciding side's level
     is 0, or the answer exceeds `most` (NEEDED_TRIALS_MOST, 1e7): no_trials_reason says which, in words."""
     rate, t = check_probability("rate", rate), _check_threshold(threshold)
-    alpha = _check_level("alpha", alpha)
-    held_alpha = alpha if held_alpha is None else _check_level("held_alpha", held_alpha)
+    alpha = check_level("alpha", alpha)
+    held_alpha = alpha if held_alpha is None else check_level("held_alpha", held_alpha)
     if rate == t:
         return None
     greater = rate > t  # the side whose e-value grows: E_gt when the rate lies above the threshold
@@ -319,13 +305,7 @@ def anytime_trials_to_decide(
     def decides(n: int) -> bool:
         return _crosses(_log_evalue(rate * n, (1.0 - rate) * n, t, prior, greater), level)
 
-    low = max(1, trials)
-    high = low
-    while not decides(high):
-        if high >= most:
-            return None
-        low, high = high + 1, min(2 * high, most)
-    return _first_true(decides, low, high)
+    return least_size(decides, max(1, trials), most)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -361,7 +341,7 @@ def anytime_rate_lower_bound(successes: int, trials: int, alpha: float, *, prior
     1 / alpha}, so that P(the true rate ever falls below it, at any look) <= alpha. 0.0 for no successes or alpha
     = 0. Wider than Clopper-Pearson's (60 of 100 at 1e-4: 0.370 against 0.410; anytime-design.md 4.2d)."""
     successes, trials = _check_counts(successes, trials)
-    alpha = _check_level("alpha", alpha)
+    alpha = check_level("alpha", alpha)
     if successes == 0 or alpha == 0.0:
         return 0.0
     # E_gt <= 1 at t >= S / n (the likelihood peaks at S / n, below every component), so the edge lies below it
@@ -374,7 +354,7 @@ def anytime_rate_upper_bound(successes: int, trials: int, alpha: float, *, prior
     """The anytime-valid upper confidence bound at level alpha, rate_upper_bound's twin: sup{t : E_lt(S, n; t) <
     1 / alpha}. 1.0 when every trial succeeded or alpha = 0."""
     successes, trials = _check_counts(successes, trials)
-    alpha = _check_level("alpha", alpha)
+    alpha = check_level("alpha", alpha)
     if successes == trials or alpha == 0.0:
         return 1.0
     return _edge(
@@ -401,17 +381,16 @@ def _log_sum(values: Iterable[float]) -> float:
 _TAIL_NATS = 60.0
 
 
+def _tilted(log_weight: Callable[[int], float], log_psi: float) -> Callable[[int], float]:
+    """The log weight x -> log_weight(x) + x ln psi: the conditional law tilted by the odds ratio psi."""
+    return lambda x: log_weight(x) + x * log_psi
+
+
 def _log_sum_log_concave(term: Callable[[int], float], low: int, high: int) -> float:
     """ln sum_{x=low..high} e^term(x) for a log-concave `term` (differences falling in x), from the terms within
     _TAIL_NATS of the largest only: the work and memory grow with the spread of the terms (about the square root of
     the counts for a hypergeometric law), not with high - low."""
-    lo, hi = low, high  # the mode: the first x whose next term is smaller (binary search on the falling difference)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if term(mid + 1) - term(mid) > 0.0:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = first_true(lambda x: term(x + 1) - term(x) <= 0.0, low, high)  # the mode: the first x whose next is smaller
     top = term(lo)
     if top == -math.inf:
         return top
@@ -450,7 +429,7 @@ def two_proportions_log_evalue(k_a: int, n_a: int, k_b: int, n_b: int, *, w_inf:
     ratios = []
     for psi in ODDS_RATIOS:
         log_psi = math.log(psi)
-        log_norm = _log_sum_log_concave(lambda x, log_psi=log_psi: log_weight(x) + x * log_psi, low, high)
+        log_norm = _log_sum_log_concave(_tilted(log_weight, log_psi), low, high)
         ratios.append(k_a * log_psi + log_null - log_norm)
     log_mixture = _log_sum(ratios) - math.log(len(ratios))
     log_extreme = -log_p1 if k_a == high else -math.inf
@@ -492,7 +471,7 @@ def round_alpha(alpha: float, round_number: int) -> float:
     p-values), each round testing all the data so far: 6 alpha / (pi^2 k^2), which sums to alpha over all
     rounds (0.608 alpha, 0.152 alpha, 0.068 alpha, ...). By the union bound the false alarm stays at most alpha
     under any rule for continuing; it needs only p-values."""
-    alpha = _check_level("alpha", alpha)
+    alpha = check_level("alpha", alpha)
     if isinstance(round_number, bool) or not isinstance(round_number, int) or round_number < 1:
         raise ValueError(f"round_number must be an integer >= 1, got {round_number!r}")
     return 6.0 * alpha / (math.pi**2 * round_number**2)

@@ -32,7 +32,8 @@ from typing import Any
 from pytest_claims.model import verdicts_json
 from pytest_claims.model.inputs import checked_run, file_within, refuse_output_holding_inputs
 from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, INCONCLUSIVE, SKIPPED
-from pytest_claims.model.verdicts_json import PayloadError, claims_from
+from pytest_claims.model.registry_families import families_of
+from pytest_claims.model.verdicts_json import PayloadError, claim_from, claims_from
 from pytest_claims.merge.pool import (
     longest_chain,
     pool_seeds,
@@ -57,8 +58,14 @@ class MergeError(PayloadError):
 
 def load(path: Path) -> dict[str, Any]:
     """A merge input (pytest_claims.model.verdicts_json.read: the one reader of verdicts.json), its fields checked as
-    data."""
-    return checked_run(verdicts_json.read(path), path)
+    data, and each claim's family records (pytest_claims.model.registry_families) checked as the registry's are:
+    PayloadError names the file, the claim and the family otherwise."""
+    payload = checked_run(verdicts_json.read(path), path)
+    for record in payload["claims"]:
+        _, problem = families_of(record["registry"].get("families", []), claim_from(record).statements)
+        if problem:
+            raise PayloadError(f"{path}: claim {record['id']}: {problem}")
+    return payload
 
 
 def _run_identity(payload: dict[str, Any]) -> str:
@@ -259,8 +266,8 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
                 into.interrupted_by = into.interrupted_by or found.interrupted_by
             for run in found.runs:
                 by_test.setdefault(run.test, []).append((index, run))
-    for test, found in sorted(by_test.items()):
-        decided = [(i, r) for i, r in found if r.outcome != SKIPPED]
+    for test, pairs in sorted(by_test.items()):
+        decided = [(i, r) for i, r in pairs if r.outcome != SKIPPED]
         outcomes = sorted({r.outcome for _, r in decided})
         one_chain = longest_chain([{"evidence": r.evidence} for _, r in decided]) if len(decided) > 1 else None
         if one_chain is not None:  # one seed's anytime chain at several lengths: the longest holds the others
@@ -270,12 +277,12 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
                 f"{r.outcome} in run {i + 1} ({payloads[i]['runs'][0].get('tier', '?')})" for i, r in decided
             )
             problem = f"conflicting outcomes for {test}: {where}"
-            claim_inputs = inputs[found[0][1].claim]
+            claim_inputs = inputs[pairs[0][1].claim]
             claim_inputs.problems = _once(claim_inputs.problems + [problem])
-        keep = decided[0][1] if decided else found[0][1]
+        keep = decided[0][1] if decided else pairs[0][1]
         listed = list(claims[keep.claim].statements[keep.statement].mutants)
         keep.mutants = sorted(  # in the registry's order, as a run lists them (a merge of one run reproduces it)
-            _unique([m for _, r in found for m in r.mutants]),
+            _unique([m for _, r in pairs for m in r.mutants]),
             key=lambda m: listed.index(m["mutant"]) if m["mutant"] in listed else len(listed),
         )
         inputs[keep.claim].runs.append(keep)

@@ -33,10 +33,10 @@ from typing import Any
 
 from pytest_claims.anytime.evalues import decide_log_evalues
 from pytest_claims.anytime.chain_kinds import derive_chain, kind_of
+from pytest_claims.statements.decision import chain_in, holds_chain
 from pytest_claims.statements.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, Verdict
 from pytest_claims.merge.replication_set import (
-    holds_chain,
     not_the_declared_set,
     one_stream_under_two_seeds,
     started,
@@ -49,33 +49,16 @@ NOT_POOLED = ": not pooled: "  # marks a refused pooling among a claim's problem
 
 
 def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(the evidence name, the checked ledger) of a statement record's one anytime decision; None if it has none
-    or several; LedgerInvalid if its chain is not one the plugin wrote."""
-    if not holds_chain(record):
-        return None
-    found = [(k, v) for k, v in record["evidence"].items() if isinstance(v, dict) and "anytime" in v]
-    if len(found) != 1:
-        return None
-    what, decision = found[0]
-    block = decision["anytime"]
+    """(the evidence name, the checked ledger) of a statement record's one anytime decision, read as the typed
+    ChainRecord the decision recorded (pytest_claims.statements.decision.chain_in); None if it has none or several;
+    LedgerInvalid if its chain is not one the plugin wrote."""
     try:
-        statement = block["parameters"] if "parameters" in block else _rate_parameters(what, decision, block)
-        ledger = {"version": LEDGER_VERSION, "statement": statement, "batches": block["ledger"]}
+        chain = chain_in(record.get("evidence"))
     except (KeyError, TypeError):
-        raise LedgerInvalid(f"{what}: its anytime block lacks a field of the chain") from None
-    return what, check_ledger(ledger)
-
-
-def _rate_parameters(what: str, decision: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
-    """A rate chain's statement parameters, from the decision record (decide_rate's block names none of its own)."""
-    return {
-        "what": what,
-        "threshold": decision["threshold"],
-        "at_least": str(decision["statement"]).startswith("rate >="),
-        "alpha": block["refute_alpha"],
-        "held_alpha": block["held_alpha"],
-        "prior": block["prior"],
-    }
+        raise LedgerInvalid("its anytime block lacks a field of the chain") from None
+    if chain is None:
+        return None
+    return chain.what, check_ledger(chain.ledger(LEDGER_VERSION))
 
 
 def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -83,7 +66,7 @@ def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         chains = [chain_of(r) for r in records]
     except (ValueError, TypeError):  # LedgerInvalid, or a number the e-values refuse (a threshold of 5)
         return None
-    return None if any(c is None for c in chains) else [c[1] for c in chains]
+    return [c[1] for c in chains if c is not None] if all(c is not None for c in chains) else None
 
 
 def longest_chain(records: list[dict[str, Any]]) -> int | None:
@@ -209,7 +192,7 @@ def pool_seeds(
                 by_test.setdefault(record["test"], {})[seed] = record
     out = {}
     for test, records in by_test.items():
-        if not any(holds_chain(r) for r in records.values()):
+        if not any(holds_chain(r.get("evidence")) for r in records.values()):
             continue
         others = {s: where for s, where in (seen or {}).get(test, {}).items() if s not in records}
         if len(records) == 1 and not others:

@@ -53,6 +53,7 @@ from pytest_claims.anytime.chain_kinds import RATE, SIGN, TWO_PROPORTIONS, data_
 from pytest_claims.model.inputs import checked_run
 from pytest_claims.model.verdicts_json import PayloadError
 from pytest_claims.report.history import RUNS_DIR, saved_runs
+from pytest_claims.statements.decision import holds_chain
 
 COINCIDENCE = 1e-3  # below this chance two independent streams do not hold the same data: one stream, refused
 SAVED_RUNS_READ = 500  # a bound on the files one merge reads beside each input
@@ -206,13 +207,6 @@ def report_dirs(inputs: list[Path]) -> list[Path]:
     return found
 
 
-def holds_chain(record: dict[str, Any]) -> bool:
-    """Whether a statement record's evidence holds an anytime decision (sound or not: pytest_claims.merge.pool.chain_of
-    checks it)."""
-    evidence = record.get("evidence")
-    return isinstance(evidence, dict) and any(isinstance(v, dict) and "anytime" in v for v in evidence.values())
-
-
 def seeds_seen(inputs: list[Path]) -> tuple[dict[str, dict[str, str]], list[str]]:
     """Per statement test, the seeds that hold an anytime chain of it in a saved run beside an input (the newest
     SAVED_RUNS_READ of each report directory), each with that saved run's path; and one line for each saved run passed
@@ -236,7 +230,7 @@ def seeds_seen(inputs: list[Path]) -> tuple[dict[str, dict[str, str]], list[str]
             seed = str(payload.get("seed"))
             for claim in payload["claims"]:
                 for record in claim["statements"]:
-                    if holds_chain(record):
+                    if holds_chain(record.get("evidence")):
                         seen.setdefault(record["test"], {}).setdefault(seed, str(path))
     return seen, skipped
 
@@ -271,13 +265,14 @@ def not_the_declared_set(
     for index, low in enumerate(ordered):
         if low not in starts:
             continue  # no sound chain: not pooled, for that reason
-        if starts[low] is None:
+        begun = starts[low]
+        if begun is None:
             return f"seed {low}'s chain does not say when it was started (its first batch's run id): no order to check"
-        later = [high for high in ordered[index + 1 :] if starts.get(high) is not None and starts[high] < starts[low]]
+        later = [(high, at) for high in ordered[index + 1 :] if (at := starts.get(high)) is not None and at < begun]
         if later:
             return (
-                f"seed {low} was started ({starts[low]:%Y-%m-%d %H:%M:%S} UTC) after seed {later[0]} "
-                f"({starts[later[0]]:%Y-%m-%d %H:%M:%S} UTC): the declared order is ascending ({DECLARED})"
+                f"seed {low} was started ({begun:%Y-%m-%d %H:%M:%S} UTC) after seed {later[0][0]} "
+                f"({later[0][1]:%Y-%m-%d %H:%M:%S} UTC): the declared order is ascending ({DECLARED})"
             )
     return ""
 

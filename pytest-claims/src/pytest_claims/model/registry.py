@@ -273,7 +273,7 @@ def false_alarm_budget(registry: "Registry") -> dict[str, dict[str, Any]]:
     tier ends against the registry although every statement is true)."""
     out: dict[str, dict[str, Any]] = {}
     for tier in registry.tiers:
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "claim": c.id,
                 "key": c.key,

@@ -50,6 +50,21 @@ def families_of(records: Any, statements: dict[str, Any]) -> tuple[dict[str, Fam
     return out, ""
 
 
+def family_records(families: dict[str, Family]) -> list[dict[str, Any]]:
+    """A claim's families as verdicts.json carries them: each as its `[[claim.family]]` table (name, statements,
+    alpha, method[, why]), read back by families_of. Returns the list, in the registry's order ([] for none)."""
+    return [
+        {
+            "name": f.name,
+            "statements": list(f.statements),
+            "alpha": f.alpha,
+            "method": f.method,
+            **({"why": f.why} if f.why else {}),
+        }
+        for f in families.values()
+    ]
+
+
 def _family_problem(raw: dict[str, Any], statements: dict[str, Any]) -> str:
     """Why one family record is malformed ("" if it is not)."""
     extra = sorted(set(raw) - {"name", "statements", "alpha", "method", "why"})

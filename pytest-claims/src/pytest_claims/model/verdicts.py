@@ -26,6 +26,7 @@ from pytest_claims.outcomes import (  # noqa: F401 (CRASHED..VERDICTS: the vocab
     Verdict,
 )
 from pytest_claims.model.registry import Claim, Registry, Statement
+from pytest_claims.model.registry_families import family_records
 
 # 5: anytime decisions (evidence "anytime" blocks with their ledgers), replication.pooled;
 # 4: the interrupted verdict, the crashed outcome, runs[].interrupted; 3: inconclusive, false_alarm, replication
@@ -359,6 +360,7 @@ def registry_record(claim: Claim) -> dict[str, Any]:
         "tests": claim.tests,
         "key_numbers": list(claim.key_numbers),
         "figure": claim.figure,
+        **({"families": family_records(claim.families)} if claim.families else {}),  # the family records, if any
         "statements": {
             name: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(s).items() if k != "name"}
             for name, s in claim.statements.items()

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_claims.store import bounded
 from pytest_claims.outcomes import Verdict
 from pytest_claims.model.registry import Claim, Registry, Statement
+from pytest_claims.model.registry_families import families_of
 from pytest_claims.model.verdicts import (
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
@@ -141,6 +142,7 @@ def claim_from(record: dict[str, Any]) -> Claim:
         key_numbers=tuple(reg["key_numbers"]),
         figure=reg["figure"],
         statements=statements,
+        families=families_of(reg.get("families", []), statements)[0],
     )
 
 

@@ -28,51 +28,38 @@ round_data="batch", and anything else is refused in one line. It costs: round 1 
 from __future__ import annotations
 
 import math
-import operator
-import sys
 from typing import Any
 
-from pytest_claims import context
 from pytest_claims.anytime.safe_t import MAX_DELTA
-from pytest_claims.stats.binomial import check_level, check_probability, not_a_number
+from pytest_claims.stats.binomial import check_probability, not_a_number
 from pytest_claims.anytime.chain_kinds import SAFE_T, SPENT_P, TWO_PROPORTIONS, decide_chain, floored
+from pytest_claims.statements.decision import (
+    ChainRecord,
+    Decision,
+    check_registered,
+    conclude,
+    held_level,
+    whole_counts,
+)
 from pytest_claims.statements.ledger import extend_ledger
-from pytest_claims.outcomes import INCONCLUSIVE, REFUTED, StatementInconclusive
+from pytest_claims.outcomes import REFUTED
 from pytest_claims.stats.shown_numbers import significant
 
 
-def _check_registered(what: str, function: str) -> None:
-    """The registry's decision must be anytime, or say nothing: the method cannot be changed after the data."""
-    registered = context.registered_decision()
-    if registered.get("method") == "fixed":
-        raise ValueError(
-            f"{what}: the statement's registered decision is 'fixed', and {function} decides by anytime-valid "
-            'e-values: register decision = "anytime", or decide a fixed-sample p-value with decide_test'
-        )
-    if "prior" in registered or "plan" in registered:
-        raise ValueError(f"{what}: a registered prior or plan is a rate's (decide_rate); {function} takes none")
-
-
-def decide_batch_product(
-    kind: str,
-    data: dict[str, Any],
+def chain_decision(
     parameters: dict[str, Any],
+    batches: list[dict[str, Any]],
+    note: str = "",
     *,
     statement: str,
-    batch: Any,
-    function: str,
     assumption: str,
     basis: str = "the product of its batches' e-values",
-) -> dict[str, Any]:
-    """Add this run's batch (`data`) to the statement's ledger, decide the chain at its first crossing, record the
-    decision under parameters["what"] (with the e-process's `basis` and the `assumption` its validity rests on) and
-    end the test as decide_rate does."""
-    __tracebackhide__ = True
-    what = parameters["what"]
-    _check_registered(what, function)
-    check_anytime_levels(what, parameters["alpha"], parameters["held_alpha"])
-    parameters = {**parameters, "kind": kind}
-    batches, note = extend_ledger(data, batch, parameters)
+) -> Decision:
+    """The decision of a chain of batch e-values at its first crossing, with no side effect: `parameters` the
+    statement's (with its "kind" and "what"), `batches` the ledger's with this run's, `note` what the ledger said;
+    the record keeps the e-process's `basis` and the `assumption` its validity rests on. Returns the Decision, its
+    ChainRecord the chain."""
+    what, kind = parameters["what"], parameters["kind"]
     decided = decide_chain(parameters, batches)
     found = {
         "statement": statement,
@@ -95,56 +82,45 @@ def decide_batch_product(
             **({"note": note} if note else {}),
         },
     }
-    context.record(what, found)
-    _end(found, what)
-    return found
+    looks = len(batches)
+    if decided.decision == REFUTED:
+        because = (
+            f"the e-value against '{statement}' reached e^{significant(floored(decided.max_log_e_against))} "
+            f">= 1/{significant(parameters['alpha'])} at look {decided.decided_at_look} of {looks} "
+            f"(anytime-valid: {basis}; assuming {assumption})"
+        )
+    else:
+        because = (
+            f"neither e-value crossed after {looks} batch(es) of '{statement}' (largest ln E for the statement "
+            f"{significant(floored(decided.max_log_e_for))}, needs {significant(-math.log(parameters['held_alpha']))}; "
+            f"against it {significant(floored(decided.max_log_e_against))}, needs "
+            f"{significant(-math.log(parameters['alpha']))})"
+        )
+    chain = ChainRecord(what, parameters, batches)
+    return Decision(what, decided.decision, statement, found, because=because, anytime=True, chain=chain)
 
 
-def _end(found: dict[str, Any], what: str) -> None:
+def decide_batch_product(
+    kind: str,
+    data: dict[str, Any],
+    parameters: dict[str, Any],
+    *,
+    statement: str,
+    batch: Any,
+    function: str,
+    assumption: str,
+    basis: str = "the product of its batches' e-values",
+) -> dict[str, Any]:
+    """Add this run's batch (`data`) to the statement's ledger, decide the chain at its first crossing
+    (chain_decision) and end the test with it (decision.conclude). Returns the decision's record when held."""
     __tracebackhide__ = True
-    block = found["anytime"]
-    looks = len(block["ledger"])
-    if found["decision"] == REFUTED:
-        context.refute(
-            f"{what}: the e-value against '{found['statement']}' reached e^{significant(block['max_log_e_against'])} "
-            f">= 1/{significant(found['refute_alpha'])} at look {block['decided_at_look']} of {looks} "
-            f"(anytime-valid: {block['basis']}; assuming {block['assumption']})"
-        )
-    if found["decision"] == INCONCLUSIVE:
-        raise StatementInconclusive(
-            f"{what}: neither e-value crossed after {looks} batch(es) of '{found['statement']}' (largest ln E for the "
-            f"statement {significant(block['max_log_e_for'])}, needs {significant(-math.log(block['held_alpha']))}; "
-            f"against it {significant(block['max_log_e_against'])}, needs "
-            f"{significant(-math.log(block['refute_alpha']))}); continue it with --claims-continue"
-        )
-
-
-def check_anytime_levels(what: str, alpha: float, held_alpha: float) -> None:
-    """An e-value crosses 1 / level only for a level above 0: a false alarm of 0 (or held_confidence = 1) would ask
-    for an infinite e-value, so an anytime decision refuses it in one ValueError naming the argument."""
-    for name, level in (
-        ("alpha (the registered false_alarm)", alpha),
-        ("held_alpha (1 - held_confidence)", held_alpha),
-    ):
-        if float(level) <= 0.0:
-            raise ValueError(
-                f"{what}: {name} is {level!r}: an anytime decision needs a level in (0, 0.5), since an e-value "
-                "crosses 1 / level only for a level above 0"
-            )
-
-
-def whole_counts(**counts: Any) -> dict[str, int]:
-    """Whole numbers >= 0 (Python or NumPy integers, kept as Python ones; a bool is refused, since a ledger keeps
-    counts as numbers), or one TypeError naming them."""
-    if any(isinstance(value, (bool, getattr(sys.modules.get("numpy"), "bool_", bool))) for value in counts.values()):
-        raise TypeError(f"counts must be integers, not booleans, got {counts!r}")
-    try:
-        out = {name: operator.index(value) for name, value in counts.items()}
-    except TypeError:
-        raise TypeError(f"counts must be integers, got {counts!r}") from None
-    if any(v < 0 for v in out.values()):
-        raise ValueError(f"counts must be >= 0, got {out!r}")
-    return out
+    what = parameters["what"]
+    check_registered(what, function, anytime=True)
+    held_level(parameters["alpha"], parameters["held_alpha"], anytime_what=what)
+    parameters = {**parameters, "kind": kind}
+    batches, note = extend_ledger(data, batch, parameters)
+    decided = chain_decision(parameters, batches, note, statement=statement, assumption=assumption, basis=basis)
+    return conclude(decided).record
 
 
 def decide_two_proportions(
@@ -168,13 +144,12 @@ def decide_two_proportions(
     names it in messages and keys its evidence; returns the decision's record when held, raises ClaimRefuted or
     StatementInconclusive."""
     __tracebackhide__ = True
-    check_level("alpha", alpha)
-    check_level("held_alpha", alpha if held_alpha is None else held_alpha)
+    held = held_level(alpha, held_alpha)
     data = whole_counts(k_a=k_a, n_a=n_a, k_b=k_b, n_b=n_b)
     if data["k_a"] > data["n_a"] or data["k_b"] > data["n_b"]:
         raise ValueError(f"{what}: an arm has more events than trials ({data})")
     check_probability("w_inf", w_inf)
-    parameters = {"what": what, "alpha": alpha, "held_alpha": alpha if held_alpha is None else held_alpha}
+    parameters = {"what": what, "alpha": alpha, "held_alpha": held}
     return decide_batch_product(
         TWO_PROPORTIONS,
         data,
@@ -217,8 +192,7 @@ def decide_safe_t(
             f'{what}: decide_safe_t is valid only for normal data: pass assume="normal" to state it, or decide '
             "the mean of bounded data by betting (decide_mean, decide_mean_difference) or pairs by signs (decide_signs)"
         )
-    check_level("alpha", alpha)
-    check_level("held_alpha", alpha if held_alpha is None else held_alpha)
+    held = held_level(alpha, held_alpha)
     if not_a_number(t) or not math.isfinite(float(t)):
         raise ValueError(f"{what}: t must be a finite number, got {t!r}")
     sizes = whole_counts(n=n, n2=0 if n2 is None else n2)
@@ -228,7 +202,7 @@ def decide_safe_t(
         raise ValueError(
             f"{what}: delta must be a positive effect in standard deviations, at most {MAX_DELTA:g}, got {delta!r}"
         )
-    parameters = {"what": what, "alpha": alpha, "held_alpha": alpha if held_alpha is None else held_alpha}
+    parameters = {"what": what, "alpha": alpha, "held_alpha": held}
     return decide_batch_product(
         SAFE_T,
         {"t": float(t), **sizes},
@@ -244,26 +218,13 @@ def _p_shown(p: float | None) -> str:
     return "none" if p is None else f"{p:.3g}"
 
 
-def decide_test_spent(
-    p_for: float, p_against: float, *, alpha: float, held_alpha: float, what: str, batch: Any, round_data: Any = None
-) -> dict[str, Any]:
-    """decide_test's route for a statement registered anytime: this round's p-values added to the ledger (round k =
-    batch k - 1), decided at the first round whose p_for is below round_alpha(held_alpha, k) (held) or whose
-    p_against is below round_alpha(alpha, k) (refuted). A p-value that is not a number decides nothing (kept as
-    None). Recorded and ended as decide_test does."""
-    __tracebackhide__ = True
-    registered = context.registered_decision()
-    if "prior" in registered or "plan" in registered:
-        raise ValueError(f"{what}: a registered prior or plan is a rate's (decide_rate); decide_test takes none")
-    if round_data != "batch":
-        raise ValueError(
-            f"{what}: alpha spent over rounds is valid only when each round tests its own new batch: pass "
-            f'round_data="batch" with p-values of this batch alone (got round_data={round_data!r}; p-values of the '
-            "cumulative data, with batch sizes that follow the data, reach up to 3 x alpha)"
-        )
-    data = {name: None if not_a_number(p) else float(p) for name, p in (("p_for", p_for), ("p_against", p_against))}
-    parameters = {"what": what, "alpha": alpha, "held_alpha": held_alpha, "kind": SPENT_P}
-    batches, note = extend_ledger(data, batch, parameters)
+def spent_decision(
+    parameters: dict[str, Any], batches: list[dict[str, Any]], note: str, p_for: float, p_against: float
+) -> Decision:
+    """The decision of rounds of spent alpha at their first decided round, with no side effect: `parameters` the
+    statement's (kind SPENT_P), `batches` the ledger's rounds with this one's (p_for, p_against as given). Returns the
+    Decision."""
+    what, alpha, held_alpha = parameters["what"], parameters["alpha"], parameters["held_alpha"]
     decided, last = decide_chain(parameters, batches), batches[-1]
     found = {
         "p_for": p_for,
@@ -282,19 +243,40 @@ def decide_test_spent(
             **({"note": note} if note else {}),
         },
     }
-    context.record(what, found)
     k, at = last["round"], batches[decided.decided_at_look - 1] if decided.decided_at_look else last
     spent = f"the alpha spent on round {at['round']}: 6 alpha / (pi^2 k^2)"
     if decided.decision == REFUTED:
-        context.refute(
-            f"{what}: the opposite effect is significant in round {at['round']} of {k} (p = "
+        because = (
+            f"the opposite effect is significant in round {at['round']} of {k} (p = "
             f"{_p_shown(at['p_against'])} < {at['refute_level']:.3g}, {spent} of {alpha:g}; for the statement p = "
             f"{_p_shown(at['p_for'])})"
         )
-    if decided.decision == INCONCLUSIVE:
-        raise StatementInconclusive(
-            f"{what}: in round {k} neither the effect (p = {_p_shown(last['p_for'])} against "
+    else:
+        because = (
+            f"in round {k} neither the effect (p = {_p_shown(last['p_for'])} against "
             f"{last['held_level']:.3g}) nor its opposite (p = {_p_shown(last['p_against'])} against "
-            f"{last['refute_level']:.3g}) is significant at {spent}; continue it with --claims-continue"
+            f"{last['refute_level']:.3g}) is significant at {spent}"
         )
-    return found
+    chain = ChainRecord(what, parameters, batches)
+    return Decision(what, decided.decision, "the effect", found, because=because, anytime=True, chain=chain)
+
+
+def decide_test_spent(
+    p_for: float, p_against: float, *, alpha: float, held_alpha: float, what: str, batch: Any, round_data: Any = None
+) -> dict[str, Any]:
+    """decide_test's route for a statement registered anytime: this round's p-values added to the ledger (round k =
+    batch k - 1), decided at the first round whose p_for is below round_alpha(held_alpha, k) (held) or whose
+    p_against is below round_alpha(alpha, k) (refuted) (spent_decision). A p-value that is not a number decides
+    nothing (kept as None). Recorded and ended as decide_test does (decision.conclude)."""
+    __tracebackhide__ = True
+    check_registered(what, "decide_test", anytime=True)
+    if round_data != "batch":
+        raise ValueError(
+            f"{what}: alpha spent over rounds is valid only when each round tests its own new batch: pass "
+            f'round_data="batch" with p-values of this batch alone (got round_data={round_data!r}; p-values of the '
+            "cumulative data, with batch sizes that follow the data, reach up to 3 x alpha)"
+        )
+    data = {name: None if not_a_number(p) else float(p) for name, p in (("p_for", p_for), ("p_against", p_against))}
+    parameters = {"what": what, "alpha": alpha, "held_alpha": held_alpha, "kind": SPENT_P}
+    batches, note = extend_ledger(data, batch, parameters)
+    return conclude(spent_decision(parameters, batches, note, p_for, p_against)).record

@@ -26,16 +26,15 @@ from typing import Any
 
 from pytest_claims.statements.anytime_batches import decide_batch_product
 from pytest_claims.anytime.betting import check_bounds, check_values, scaled_threshold, sign_counts
-from pytest_claims.stats.binomial import check_level
+from pytest_claims.statements.decision import held_level
 from pytest_claims.anytime.chain_kinds import BETTING, MAX_BATCH_VALUES, SIGN
 
 _BETTING_BASIS = "the capital of betting on its observations in order (Waudby-Smith & Ramdas)"
 
 
 def _levels(what: str, alpha: float, held_alpha: float | None) -> dict[str, Any]:
-    check_level("alpha", alpha)
-    check_level("held_alpha", alpha if held_alpha is None else held_alpha)
-    return {"what": what, "alpha": alpha, "held_alpha": alpha if held_alpha is None else held_alpha}
+    """The parameters every anytime route's chain starts with: the name and the two levels (held_level checks them)."""
+    return {"what": what, "alpha": alpha, "held_alpha": held_level(alpha, held_alpha)}
 
 
 def _observations(what: str, values: Iterable[float], lo: float, hi: float) -> list[float]:

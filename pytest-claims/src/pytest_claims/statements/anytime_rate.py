@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal
 
 from pytest_claims import context
 from pytest_claims.anytime.evalues import (
@@ -27,10 +27,10 @@ from pytest_claims.anytime.evalues import (
     no_trials_reason,
     planned_prior,
 )
-from pytest_claims.statements.anytime_batches import check_anytime_levels, whole_counts
 from pytest_claims.anytime.chain_kinds import floored
+from pytest_claims.statements.decision import ChainRecord, Decision, conclude, held_level, whole_counts
 from pytest_claims.statements.ledger import extend_ledger
-from pytest_claims.outcomes import INCONCLUSIVE, StatementInconclusive
+from pytest_claims.outcomes import INCONCLUSIVE, REFUTED
 from pytest_claims.stats.shown_numbers import significant
 
 
@@ -47,7 +47,7 @@ def _as_prior(anytime: Any, threshold: float, alpha: float, source: str) -> Beta
     return planned_prior(threshold, planned, alpha)
 
 
-def _registered_prior(decision: dict[str, Any], threshold: float, alpha: float) -> BetaPrior | None | bool:
+def _registered_prior(decision: dict[str, Any], threshold: float, alpha: float) -> BetaPrior | None | Literal[False]:
     """The registry's choice: False (fixed-sample), a prior (anytime), or None (the record says nothing)."""
     if not decision:
         return None
@@ -75,7 +75,9 @@ def chosen_prior(anytime: Any, threshold: float, alpha: float) -> BetaPrior | No
     return called
 
 
-def _parameters(what: str, threshold: float, at_least: bool, alpha: float, held_alpha: float, prior: BetaPrior):
+def _parameters(
+    what: str, threshold: float, at_least: bool, alpha: float, held_alpha: float, prior: BetaPrior
+) -> dict[str, Any]:
     return {
         "what": what,
         "threshold": threshold,
@@ -86,7 +88,9 @@ def _parameters(what: str, threshold: float, at_least: bool, alpha: float, held_
     }
 
 
-def _bounds(batches: list[dict[str, Any]], at_least: bool, alpha: float, held_alpha: float, prior: BetaPrior):
+def _bounds(
+    batches: list[dict[str, Any]], at_least: bool, alpha: float, held_alpha: float, prior: BetaPrior
+) -> tuple[float, float]:
     """The anytime confidence sequence after the last look: the intersection of every look's interval (valid along
     one chain), the lower bound at the statement's level when it says 'rate >=', else the upper one."""
     low_level, high_level = (held_alpha, alpha) if at_least else (alpha, held_alpha)
@@ -96,6 +100,84 @@ def _bounds(batches: list[dict[str, Any]], at_least: bool, alpha: float, held_al
         lower = max(lower, anytime_rate_lower_bound(s, n, low_level, prior=prior))
         upper = min(upper, anytime_rate_upper_bound(s, n, high_level, prior=prior))
     return lower, upper
+
+
+def rate_chain_decision(parameters: dict[str, Any], batches: list[dict[str, Any]], note: str = "") -> Decision:
+    """The e-process's decision of a rate chain at its first crossing, with no side effect: `parameters` the
+    statement's (_parameters), `batches` the ledger's with this run's, `note` what the ledger said. The record holds
+    the counts' anytime interval and the "anytime" block (docs/explanation/anytime-design.md 3.5, with the chain's
+    parameters); the counts are recorded before it; an inconclusive decision carries the trials in total that would
+    decide it at the observed rate (or why none is given). Returns the Decision."""
+    what, threshold, at_least = parameters["what"], parameters["threshold"], parameters["at_least"]
+    alpha, held_alpha, prior = parameters["alpha"], parameters["held_alpha"], BetaPrior(**parameters["prior"])
+    looks = [(b["cum_successes"], b["cum_trials"]) for b in batches]
+    decided = decide_rate_looks(looks, threshold, at_least=at_least, alpha=alpha, held_alpha=held_alpha, prior=prior)
+    total_s, total_n = looks[-1]
+    rate = total_s / total_n
+    lower, upper = _bounds(batches, at_least, alpha, held_alpha, prior)
+    needed = None
+    if decided.decision == INCONCLUSIVE:
+        needed = anytime_trials_to_decide(
+            rate, threshold, alpha, at_least=at_least, trials=total_n, held_alpha=held_alpha, prior=prior
+        )
+    statement = f"rate {'>=' if at_least else '<='} {threshold:g}"
+    found = {
+        "lower": lower,
+        "upper": upper,
+        "threshold": threshold,
+        "statement": statement,
+        "held_confidence": 1 - held_alpha,
+        "refute_alpha": alpha,
+        "decision": decided.decision,
+        **({"needed_to_decide": needed} if needed is not None else {}),
+        "anytime": {
+            "method": "beta-mixture",
+            "parameters": parameters,
+            "prior": asdict(prior),
+            "held_alpha": held_alpha,
+            "refute_alpha": alpha,
+            "log_e_for": floored(decided.log_e_for),
+            "log_e_against": floored(decided.log_e_against),
+            "max_log_e_for": floored(decided.max_log_e_for),
+            "max_log_e_against": floored(decided.max_log_e_against),
+            "decided_at_look": decided.decided_at_look,
+            "bounds": [lower, upper],
+            "ledger": batches,
+            **({"note": note} if note else {}),
+        },
+    }
+    interval = f"anytime interval [{significant(lower)}, {significant(upper)}]"
+    if decided.decision == REFUTED:
+        because = (
+            f"the e-value against the statement reached e^{significant(floored(decided.max_log_e_against))} >= "
+            f"1/{significant(alpha)} at look {decided.decided_at_look} of {len(batches)} (anytime-valid; the rate "
+            f"lies {'below' if at_least else 'above'} {threshold:g}: {interval})"
+        )
+    else:
+        more = f" ({needed - total_n} more)" if needed else ""
+        advice = (
+            f"; {needed} trials in total{more} would decide it at the observed rate"
+            if needed
+            else "; " + no_trials_reason(rate, threshold, alpha, at_least=at_least, held_alpha=held_alpha)
+        )
+        because = (
+            f"neither e-value crossed after {total_n} trials in {len(batches)} batch(es) "
+            f"(largest ln E for the statement {significant(floored(decided.max_log_e_for))}, needs "
+            f"{significant(-math.log(held_alpha))}; against it {significant(floored(decided.max_log_e_against))}, "
+            f"needs {significant(-math.log(alpha))}; {interval}){advice}"
+        )
+    return Decision(
+        what,
+        decided.decision,
+        statement,
+        found,
+        ((what + " counts", {"successes": total_s, "trials": total_n, "rate": rate}),),
+        because=because,
+        needed=needed,
+        done=total_n,
+        anytime=True,
+        chain=ChainRecord(what, parameters, batches),
+    )
 
 
 def decide_rate_anytime(
@@ -111,84 +193,12 @@ def decide_rate_anytime(
     batch: Any = None,
 ) -> dict[str, Any]:
     """Decide 'rate >= threshold' (at_least) or 'rate <= threshold' by the e-process over the ledger's batches
-    with this run's added; record the counts and the "anytime" block (docs/explanation/anytime-design.md 3.5) under
-    `what`, and end the test as decide_rate does (ClaimRefuted with the reproduce line, StatementInconclusive with the
-    trials that would decide it)."""
+    with this run's added (rate_chain_decision), and end the test as decide_rate does (decision.conclude:
+    ClaimRefuted with the reproduce line, StatementInconclusive with the trials that would decide it). Returns the
+    decision's record when held."""
     __tracebackhide__ = True
-    check_anytime_levels(what, alpha, held_alpha)
+    held_level(alpha, held_alpha, anytime_what=what)
     counts = whole_counts(successes=successes, trials=trials)  # NumPy integers kept as Python ones, bools refused
-    successes, trials = counts["successes"], counts["trials"]
     parameters = _parameters(what, threshold, at_least, alpha, held_alpha, prior)
-    batches, note = extend_ledger({"successes": successes, "trials": trials}, batch, parameters)
-    looks = [(b["cum_successes"], b["cum_trials"]) for b in batches]
-    decided = decide_rate_looks(looks, threshold, at_least=at_least, alpha=alpha, held_alpha=held_alpha, prior=prior)
-    total_s, total_n = looks[-1]
-    lower, upper = _bounds(batches, at_least, alpha, held_alpha, prior)
-    needed = None
-    if decided.decision == INCONCLUSIVE:
-        needed = anytime_trials_to_decide(
-            total_s / total_n, threshold, alpha, at_least=at_least, trials=total_n, held_alpha=held_alpha, prior=prior
-        )
-    found = {
-        "lower": lower,
-        "upper": upper,
-        "threshold": threshold,
-        "statement": f"rate {'>=' if at_least else '<='} {threshold:g}",
-        "held_confidence": 1 - held_alpha,
-        "refute_alpha": alpha,
-        "decision": decided.decision,
-        **({"needed_to_decide": needed} if needed is not None else {}),
-        "anytime": {
-            "method": "beta-mixture",
-            "prior": asdict(prior),
-            "held_alpha": held_alpha,
-            "refute_alpha": alpha,
-            "log_e_for": floored(decided.log_e_for),
-            "log_e_against": floored(decided.log_e_against),
-            "max_log_e_for": floored(decided.max_log_e_for),
-            "max_log_e_against": floored(decided.max_log_e_against),
-            "decided_at_look": decided.decided_at_look,
-            "bounds": [lower, upper],
-            "ledger": batches,
-            **({"note": note} if note else {}),
-        },
-    }
-    context.record(what + " counts", {"successes": total_s, "trials": total_n, "rate": total_s / total_n})
-    context.record(what, found)
-    _end(found, what, total_n, needed, total_s / total_n)
-    return found
-
-
-def _end(found: dict[str, Any], what: str, done: int, needed: int | None, rate: float) -> None:
-    """Raise as decide_rate does for a refuted or an inconclusive decision (`rate`: the observed one, for why no
-    sample size is given where `needed` is None)."""
-    __tracebackhide__ = True
-    block, side = found["anytime"], "below" if found["statement"].startswith("rate >=") else "above"
-    look = f"look {block['decided_at_look']} of {len(block['ledger'])}"
-    if found["decision"] == "refuted":
-        context.refute(
-            f"{what}: the e-value against the statement reached e^{significant(block['max_log_e_against'])} >= "
-            f"1/{significant(found['refute_alpha'])} at {look} (anytime-valid; the rate lies {side} "
-            f"{found['threshold']:g}: anytime interval [{significant(found['lower'])}, {significant(found['upper'])}])"
-        )
-    if found["decision"] == INCONCLUSIVE:
-        more = f" ({needed - done} more)" if needed else ""
-        at_least = found["statement"].startswith("rate >=")
-        advice = (
-            f"; {needed} trials in total{more} would decide it at the observed rate"
-            if needed
-            else "; "
-            + no_trials_reason(
-                rate, found["threshold"], found["refute_alpha"], at_least=at_least, held_alpha=block["held_alpha"]
-            )
-        )
-        raise StatementInconclusive(
-            f"{what}: neither e-value crossed after {done} trials in {len(block['ledger'])} batch(es) "
-            f"(largest ln E for the statement {significant(block['max_log_e_for'])}, needs "
-            f"{significant(-math.log(block['held_alpha']))}; against it {significant(block['max_log_e_against'])}, "
-            f"needs {significant(-math.log(block['refute_alpha']))}; anytime interval [{significant(found['lower'])}, "
-            f"{significant(found['upper'])}]){advice}; "
-            "continue it with --claims-continue",
-            needed,
-        )
-    return None
+    batches, note = extend_ledger(counts, batch, parameters)
+    return conclude(rate_chain_decision(parameters, batches, note)).record

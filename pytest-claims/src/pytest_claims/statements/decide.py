@@ -31,13 +31,18 @@ from pytest_claims.stats.binomial import (
     rate_lower_bound,
     rate_upper_bound,
 )
-from pytest_claims.context import record, refute, registered_decision
-from pytest_claims.statements.ledger import refuse_fixed_over_ledger
+from pytest_claims.context import registered_decision
+from pytest_claims.statements.decision import (
+    DECIDING_CHANCE,
+    Decision,
+    check_registered,
+    conclude,
+    fixed_sample_tail,
+    held_level,
+)
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, StatementInconclusive
+from pytest_claims.stats.search import first_true, least_size
 from pytest_claims.stats.shown_numbers import significant
-
-
-DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fresh run's suggested size gives
 
 
 def statement_inconclusive(
@@ -56,32 +61,9 @@ def statement_inconclusive(
     false alarm would no longer hold: the audit of issue 47 measured 1.9-2.7 x alpha), so the message says how to
     decide it validly instead: register the statement anytime and continue it (only where an anytime route exists:
     `can_continue` False for a decision that has none, such as a relative standard error or a family), or run it
-    afresh on a new stream."""
+    afresh on a new stream (the ending decision.ending builds)."""
     __tracebackhide__ = True
-    reason = f"; {no_needed_reason}" if not needed and no_needed_reason else ""
-    raise StatementInconclusive(message + reason + fresh_run_advice(needed, done, can_continue), needed)
-
-
-def fresh_run_advice(needed: int | None, done: int | None, can_continue: bool = True) -> str:
-    """What an inconclusive fixed-sample end says next: how to decide it validly (continuing an anytime registration
-    only where `can_continue`), and a fresh run's size if known."""
-    size = (
-        f" of {needed} trials (this run had {done}; {needed} give a {DECIDING_CHANCE:.0%} chance of deciding at the "
-        "observed rate)"
-        if needed
-        else ""
-    )
-    continuing = (
-        'to keep it, register the statement anytime (decision = "anytime", then --claims-continue); or decide it'
-        if can_continue
-        else "to keep it (this decision has no anytime route to continue), decide it"
-    )
-    return (
-        "; adding data to this run and deciding again would break its registered false alarm: "
-        f"{continuing} by a fresh run"
-        f"{size} on a new stream (a new master seed), decided alone: a new test at the same false alarm, so that "
-        "with this run the statement has had two chances to end falsely (at most twice the false alarm)"
-    )
+    raise StatementInconclusive(message + fixed_sample_tail(needed, done, no_needed_reason, can_continue), needed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -133,7 +115,7 @@ def trials_to_decide(
             return bound >= threshold if statement_side else bound > threshold
         return bound <= threshold if statement_side else bound < threshold
 
-    return _least_size(decides, max(1, trials), most)
+    return least_size(decides, max(1, trials), most)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -144,23 +126,15 @@ def trials_to_decide(
 INCONCLUSIVE_CHANCE_MAX_TRIALS = 1_000_000_000
 
 
-def _first_true(predicate: Callable[[int], bool], lo: int, hi: int) -> int:
-    """The least k in [lo, hi] with predicate(k), for a predicate false then true as k grows (hi if none is)."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if predicate(mid) else (mid + 1, hi)
-    return lo
-
-
 def _near_quantile(predicate: Callable[[int], bool], n: int, centre: float, spread: float) -> int:
-    """_first_true over [0, n + 1], searched first in a window around `centre` (the normal approximation's guess:
+    """first_true over [0, n + 1], searched first in a window around `centre` (the normal approximation's guess:
     a few counts off), then in one of 10 spreads, then everywhere, so it costs about 8 tail evaluations rather
     than log2(n)."""
     for width in (8 + 0.25 * spread, 10 * spread + 2):
         lo, hi = max(0, math.floor(centre - width)), min(n + 1, math.ceil(centre + width))
         if (lo == 0 or not predicate(lo - 1)) and (hi == n + 1 or predicate(hi)):
-            return _first_true(predicate, lo, hi)
-    return _first_true(predicate, 0, n + 1)
+            return first_true(predicate, lo, hi)
+    return first_true(predicate, 0, n + 1)
 
 
 def rate_decision_counts(trials: int, threshold: float, *, alpha: float, held_alpha: float) -> tuple[int, int]:
@@ -233,22 +207,7 @@ def trials_for_chance(
         left = inconclusive_chance(n, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha)
         return left is not None and 1.0 - left >= chance
 
-    return _least_size(enough, start, most)
-
-
-def _least_size(ok: Callable[[int], bool], start: int, most: int) -> int | None:
-    """The least size n >= start at which `ok(n)` holds, by doubling from `start` (None past `most`) and then
-    bisection: the sample-size search of trials_to_decide and trials_for_chance (for a discrete test `ok` is nearly
-    but not exactly monotone in n, so the answer is a size at which it holds, the least up to a tooth)."""
-    low = high = start
-    while not ok(high):
-        if high >= most:
-            return None
-        low, high = high + 1, min(2 * high, most)
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if ok(middle) else (middle + 1, high)
-    return low
+    return least_size(enough, start, most)
 
 
 def _least_in(member: Callable[[int], bool], guess: int, n: int) -> int:
@@ -273,15 +232,71 @@ def _largest_in(member: Callable[[int], bool], guess: int, n: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
-# Deciding
+# Deciding: each route's pure function returns a Decision; decision.conclude records it and ends the test
 
 
-def _check_levels(alpha: float, held_confidence: float | None) -> None:
-    """The registered false alarm (check_level) and the confidence at which the statement is shown, in (0.5, 1]
-    (1: never shown), or one ValueError naming the argument."""
-    check_level("alpha", alpha)
-    if held_confidence is not None and (not_a_number(held_confidence) or not 0.5 < float(held_confidence) <= 1.0):
-        raise ValueError(f"held_confidence must be a confidence in (0.5, 1], got {held_confidence!r}")
+def interval_decision(
+    lower: float,
+    upper: float,
+    threshold: float,
+    *,
+    at_least: bool,
+    alpha: float,
+    what: str,
+    needed: int | None = None,
+    done: int | None = None,
+    held_confidence: float | None = None,
+    inconclusive_chance: float | None = None,
+    no_needed_reason: str = "",
+    can_continue: bool = True,
+    statement: str = "value",
+    records: tuple[tuple[str, dict[str, Any]], ...] = (),
+) -> Decision:
+    """decide_interval's decision, with no side effect: 'value >= threshold' (at_least) or 'value <= threshold' from
+    the bounds `lower` and `upper`, held when the one on the statement's side clears the threshold, refuted when the
+    other lies wholly beyond it, inconclusive otherwise; `statement` names the value in the record ("value",
+    "rate"); `records` are recorded before it. The other arguments are decide_interval's. Returns the Decision."""
+    held_level(alpha, held_confidence=held_confidence)
+    for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
+        if not_a_number(value):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    if lower > upper:
+        raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
+    side = ">=" if at_least else "<="
+    found: dict[str, Any] = {
+        "lower": lower,
+        "upper": upper,
+        "threshold": threshold,
+        "statement": f"value {side} {threshold:g}",
+        "held_confidence": held_confidence if held_confidence is not None else 1 - alpha,
+        "refute_alpha": alpha,
+    }
+    held = lower >= threshold if at_least else upper <= threshold
+    refuted = upper < threshold if at_least else lower > threshold
+    found["decision"] = HELD if held else REFUTED if refuted else INCONCLUSIVE
+    if inconclusive_chance is not None:
+        found["inconclusive_chance"] = inconclusive_chance
+    if needed is not None:
+        found["needed_to_decide"] = needed
+    interval = (
+        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds at confidence "
+        f"{significant(found['held_confidence'], 6)} to hold, {significant(1 - alpha, 6)} to refute: "
+        f"false alarm {significant(alpha)})"
+    )
+    return Decision(
+        what,
+        found["decision"],
+        f"{statement} {side} {threshold:g}",
+        found,
+        records,
+        because=f"the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}"
+        if refuted
+        else f"the interval {interval} straddles {threshold:g}",
+        needed=needed,
+        done=done,
+        no_needed_reason=no_needed_reason,
+        can_continue=can_continue,
+    )
 
 
 def decide_interval(
@@ -308,47 +323,75 @@ def decide_interval(
     of 0 registered) refutes nothing; bounds that are not numbers or not in order are a caller's error.
     `needed`, `done`, `no_needed_reason` and `can_continue` go to the inconclusive message (statement_inconclusive:
     `can_continue` False where the decision has no anytime route to register and continue). Returns the
-    decision's record (also recorded under `what`) when held; raises ClaimRefuted or StatementInconclusive."""
+    decision's record (also recorded under `what`) when held; raises ClaimRefuted or StatementInconclusive.
+    interval_decision is the same decision as a Decision, with no side effect."""
     __tracebackhide__ = True
-    _check_levels(alpha, held_confidence)
-    for name, value in (("lower", lower), ("upper", upper), ("threshold", threshold)):
-        if not_a_number(value):
-            raise ValueError(f"{name} must be a number, got {value!r}")
-    if lower > upper:
-        raise ValueError(f"lower must not exceed upper, got [{lower!r}, {upper!r}]")
-    side = ">=" if at_least else "<="
-    found: dict[str, Any] = {
-        "lower": lower,
-        "upper": upper,
-        "threshold": threshold,
-        "statement": f"value {side} {threshold:g}",
-        "held_confidence": held_confidence if held_confidence is not None else 1 - alpha,
-        "refute_alpha": alpha,
-    }
-    held = lower >= threshold if at_least else upper <= threshold
-    refuted = upper < threshold if at_least else lower > threshold
-    found["decision"] = HELD if held else REFUTED if refuted else INCONCLUSIVE
-    if inconclusive_chance is not None:
-        found["inconclusive_chance"] = inconclusive_chance
-    if needed is not None:
-        found["needed_to_decide"] = needed
-    record(what, found)
-    interval = (
-        f"[{significant(lower)}, {significant(upper)}] (one-sided bounds at confidence "
-        f"{significant(found['held_confidence'], 6)} to hold, {significant(1 - alpha, 6)} to refute: "
-        f"false alarm {significant(alpha)})"
-    )
-    if refuted:
-        refute(f"{what}: the interval {interval} lies wholly {'below' if at_least else 'above'} {threshold:g}")
-    if not held:
-        statement_inconclusive(
-            f"{what}: the interval {interval} straddles {threshold:g}",
+    return conclude(
+        interval_decision(
+            lower,
+            upper,
+            threshold,
+            at_least=at_least,
+            alpha=alpha,
+            what=what,
             needed=needed,
             done=done,
+            held_confidence=held_confidence,
+            inconclusive_chance=inconclusive_chance,
             no_needed_reason=no_needed_reason,
             can_continue=can_continue,
         )
-    return found
+    ).record
+
+
+def rate_decision(
+    successes: int,
+    trials: int,
+    threshold: float,
+    *,
+    at_least: bool,
+    alpha: float,
+    what: str,
+    held_confidence: float | None = None,
+) -> Decision:
+    """decide_rate's fixed-sample decision, with no side effect: the exact Clopper-Pearson bounds decided as
+    interval_decision decides them, the counts recorded before it (`"<what> counts"`), the chance of an
+    inconclusive end and, when inconclusive, the size of a fresh run that would decide it. Returns the Decision."""
+    if trials <= 0:
+        raise ValueError(f"{what}: no trials")
+    held_alpha = held_level(alpha, held_confidence=held_confidence)
+    threshold = check_probability("threshold", threshold)
+    if at_least:
+        lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
+    else:
+        lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, held_alpha)
+    held = lower >= threshold if at_least else upper <= threshold
+    refuted = upper < threshold if at_least else lower > threshold
+    rate = successes / trials
+    needed = (
+        None if held or refuted else trials_for_chance(rate, threshold, alpha, at_least=at_least, held_alpha=held_alpha)
+    )
+    return interval_decision(
+        lower,
+        upper,
+        threshold,
+        at_least=at_least,
+        alpha=alpha,
+        what=what,
+        needed=needed,
+        done=trials,
+        held_confidence=1 - held_alpha,
+        inconclusive_chance=inconclusive_chance(
+            trials, threshold, rate, at_least=at_least, alpha=alpha, held_alpha=held_alpha
+        )
+        if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
+        else None,
+        no_needed_reason=no_trials_reason(rate, threshold, alpha, at_least=at_least, held_alpha=held_alpha)
+        if needed is None
+        else "",
+        statement="rate",
+        records=((what + " counts", {"successes": successes, "trials": trials, "rate": rate}),),
+    )
 
 
 def decide_rate(
@@ -376,13 +419,13 @@ def decide_rate(
     `successes` of `trials`; `at_least`: True for 'rate >= threshold', False for 'rate <= threshold'; `what` names
     the rate in messages and keys its evidence (`what` and `"<what> counts"`). Returns the decision's record when
     held; raises ClaimRefuted (refuted) or StatementInconclusive (neither, saying how many trials in total would
-    decide it, or why no number is given: trials_to_decide)."""
+    decide it, or why no number is given: trials_to_decide). rate_decision is the fixed-sample decision as a
+    Decision, with no side effect."""
     __tracebackhide__ = True
     if trials <= 0:
         raise ValueError(f"{what}: no trials")
-    _check_levels(alpha, held_confidence)
+    held_alpha = held_level(alpha, held_confidence=held_confidence)
     threshold = check_probability("threshold", threshold)
-    held_alpha = 1 - held_confidence if held_confidence is not None else alpha
     prior = chosen_prior(anytime, threshold, alpha)
     if prior is not None:
         return decide_rate_anytime(
@@ -398,40 +441,30 @@ def decide_rate(
         )
     if batch is not None:
         raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
-    refuse_fixed_over_ledger(what)
-    if at_least:
-        lower, upper = rate_lower_bound(successes, trials, held_alpha), rate_upper_bound(successes, trials, alpha)
-    else:
-        lower, upper = rate_lower_bound(successes, trials, alpha), rate_upper_bound(successes, trials, held_alpha)
-    held = lower >= threshold if at_least else upper <= threshold
-    refuted = upper < threshold if at_least else lower > threshold
-    needed = (
-        None
-        if held or refuted
-        else trials_for_chance(successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha)
+    check_registered(what, "decide_rate", anytime=False)
+    decided = rate_decision(
+        successes, trials, threshold, at_least=at_least, alpha=alpha, what=what, held_confidence=held_confidence
     )
-    record(what + " counts", {"successes": successes, "trials": trials, "rate": successes / trials})
-    return decide_interval(
-        lower,
-        upper,
-        threshold,
-        at_least=at_least,
-        alpha=alpha,
-        what=what,
-        needed=needed,
-        done=trials,
-        held_confidence=1 - held_alpha,
-        inconclusive_chance=inconclusive_chance(
-            trials, threshold, successes / trials, at_least=at_least, alpha=alpha, held_alpha=held_alpha
-        )
-        if min(alpha, held_alpha) > 0  # at level 0 no count decides: nothing to compute
-        else None,
-        no_needed_reason=no_trials_reason(
-            successes / trials, threshold, alpha, at_least=at_least, held_alpha=held_alpha
-        )
-        if needed is None
-        else "",
+    return conclude(decided).record
+
+
+def test_decision(
+    p_for: float, p_against: float, *, alpha: float, what: str, held_alpha: float | None = None
+) -> Decision:
+    """decide_test's fixed-sample decision, with no side effect: held when p_for < held_alpha (None: alpha), refuted
+    when p_against < alpha and not held, inconclusive otherwise. Returns the Decision."""
+    shown_at = held_level(alpha, held_alpha)
+    held = p_for < shown_at
+    refuted = p_against < alpha and not held
+    word = HELD if held else REFUTED if refuted else INCONCLUSIVE
+    found = {"p_for": p_for, "p_against": p_against, "held_alpha": shown_at, "refute_alpha": alpha, "decision": word}
+    because = (
+        f"the opposite effect is significant (p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
+        if refuted
+        else f"neither the effect (p = {p_for:.3g} against {shown_at:g}) "
+        f"nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant"
     )
+    return Decision(what, word, "the effect", found, because=because)
 
 
 def decide_test(
@@ -458,15 +491,13 @@ def decide_test(
     (docs/explanation/anytime.md measures up to 3 x alpha for them).
 
     `what` names the effect in messages and keys its evidence. Returns the decision's record when held; raises
-    ClaimRefuted or StatementInconclusive otherwise."""
+    ClaimRefuted or StatementInconclusive otherwise. test_decision is the fixed-sample decision as a Decision, with
+    no side effect."""
     __tracebackhide__ = True
-    check_level("alpha", alpha)
-    if held_alpha is not None:
-        check_level("held_alpha", held_alpha)
+    shown_at = held_level(alpha, held_alpha)
     for name, p in (("p_for", p_for), ("p_against", p_against)):
         if not not_a_number(p):
             check_probability(name, p)
-    shown_at = alpha if held_alpha is None else held_alpha
     if registered_decision().get("method") == "anytime":
         return decide_test_spent(
             p_for, p_against, alpha=alpha, held_alpha=shown_at, what=what, batch=batch, round_data=round_data
@@ -475,25 +506,5 @@ def decide_test(
         raise ValueError(f"{what}: round_data= is for a statement registered anytime (rounds of spent alpha)")
     if batch is not None:
         raise ValueError(f"{what}: batch= is for anytime decisions (a fixed-sample decision cannot be continued)")
-    refuse_fixed_over_ledger(what)
-    held = p_for < shown_at
-    refuted = p_against < alpha and not held
-    found = {
-        "p_for": p_for,
-        "p_against": p_against,
-        "held_alpha": shown_at,
-        "refute_alpha": alpha,
-        "decision": HELD if held else REFUTED if refuted else INCONCLUSIVE,
-    }
-    record(what, found)
-    if refuted:
-        refute(
-            f"{what}: the opposite effect is significant "
-            f"(p = {p_against:.3g} < {alpha:g}; for the statement p = {p_for:.3g})"
-        )
-    if not held:
-        statement_inconclusive(
-            f"{what}: neither the effect (p = {p_for:.3g} against {shown_at:g}) "
-            f"nor its opposite (p = {p_against:.3g} against {alpha:g}) is significant",
-        )
-    return found
+    check_registered(what, "decide_test", anytime=False)
+    return conclude(test_decision(p_for, p_against, alpha=alpha, what=what, held_alpha=shown_at)).record

@@ -32,7 +32,7 @@ from typing import Any
 
 from pytest_claims import context
 from pytest_claims.stats.binomial import check_level, not_a_number
-from pytest_claims.statements.decide import statement_inconclusive
+from pytest_claims.statements.decision import Decision, conclude, held_level
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 from pytest_claims.stats.shown_numbers import significant
 
@@ -126,9 +126,7 @@ def family_decision(
     otherwise. `name` labels the result. Returns a FamilyDecision."""
     if method not in METHODS:
         raise ValueError(f"family {name!r}: method must be one of {METHODS}, got {method!r}")
-    check_level("alpha", alpha)
-    held_alpha = alpha if held_alpha is None else held_alpha
-    check_level("held_alpha", held_alpha)
+    held_alpha = held_level(alpha, held_alpha)
     if len(statistics) < 1:
         raise ValueError(f"family {name!r}: no members")
     pairs = {}
@@ -195,27 +193,24 @@ def decide_family(
         held_alpha=held_alpha,
         name=registered["name"] if registered else what,
     )
-    context.record(
-        what,
-        {
-            "family": decided.name,
-            "method": decided.method,
-            "alpha": decided.alpha,
-            "held_alpha": decided.held_alpha,
-            "members": {
-                m.name: {"decision": m.decision, "for": m.for_statistic, "against": m.against_statistic}
-                for m in decided.members
-            },
-            **({"member": member} if registered else {}),
+    record = {
+        "family": decided.name,
+        "method": decided.method,
+        "alpha": decided.alpha,
+        "held_alpha": decided.held_alpha,
+        "members": {
+            m.name: {"decision": m.decision, "for": m.for_statistic, "against": m.against_statistic}
+            for m in decided.members
         },
-    )
-    _end(decided, what, member if registered else None)
+        **({"member": member} if registered else {}),
+    }
+    conclude(_ending_decision(decided, what, record, member if registered else None))
     return decided
 
 
-def _end(decided: FamilyDecision, what: str, member: str | None) -> None:
-    """Raise as decide_test ends: the member's adjusted decision, or (no member) the family's conjunction."""
-    __tracebackhide__ = True
+def _ending_decision(decided: FamilyDecision, what: str, record: dict[str, Any], member: str | None) -> Decision:
+    """The test's decision: the member's adjusted decision, or (no member) the family's conjunction (held when every
+    member is held, refuted when any is refuted), with the words its ending says."""
     kind = "p" if decided.method == "holm" else "ln E"
     shown = ", ".join(
         f"{m.name}: {m.decision} ({kind} {significant(m.for_statistic)} for, {significant(m.against_statistic)} "
@@ -223,12 +218,11 @@ def _end(decided: FamilyDecision, what: str, member: str | None) -> None:
         for m in decided.members
     )
     words = {m.decision for m in decided.members} if member is None else {decided.decision_of(member)}
-    head = f"{what}: family {decided.name!r} by {decided.method} at family-wise {significant(decided.alpha)}"
+    head = f"family {decided.name!r} by {decided.method} at family-wise {significant(decided.alpha)}"
     subject = f"member {member!r}" if member else "the family (every member held)"
-    if REFUTED in words:
-        context.refute(f"{head}: {subject} refuted; members {shown}")
-    if INCONCLUSIVE in words:
-        statement_inconclusive(f"{head}: {subject} not decided; members {shown}", can_continue=False)
+    word = REFUTED if REFUTED in words else INCONCLUSIVE if INCONCLUSIVE in words else HELD
+    because = f"{head}: {subject} {'refuted' if word == REFUTED else 'not decided'}; members {shown}"
+    return Decision(what, word, subject, record, because=because, can_continue=False)
 
 
 def family_lines(payload: dict[str, Any]) -> list[str]:

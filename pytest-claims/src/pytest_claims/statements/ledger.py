@@ -214,7 +214,7 @@ def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) 
         batches, added = _extended(ledger, path, data, batch, parameters, seed, test)
         earlier = earlier_ledger_note(session.store, seed, test.item, path) if session and test else ""
         notes = [note, lock_problem, earlier]
-        if added and not lock_problem and path is not None:
+        if added and not lock_problem and path is not None and session is not None:
             moved, may_write = set_aside(path) if note else ("", True)
             kept = {"stops": ledger["stops"]} if ledger is not None and "stops" in ledger else {}
             ledger = {"version": LEDGER_VERSION, "statement": parameters, "batches": batches, **kept}

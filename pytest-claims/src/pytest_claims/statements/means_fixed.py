@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_claims import context
 from pytest_claims.anytime.betting import TRUNCATION, check_bounds, check_values
 from pytest_claims.stats.binomial import check_level
-from pytest_claims.statements.decide import decide_interval
-from pytest_claims.statements.ledger import refuse_fixed_over_ledger
+from pytest_claims.statements.decide import interval_decision
+from pytest_claims.statements.decision import check_registered, conclude, held_level
 from pytest_claims.stats.shown_numbers import significant
 
 #: The arithmetic on floats; the tests pass NumPy's (minimum, sqrt, log1p, where) to run the same code on arrays.
@@ -202,16 +201,6 @@ def _checked(what: str, values: Iterable[float], bounds: Any, least: int) -> tup
     return found, lo, hi
 
 
-def _refuse_anytime_registered(what: str, function: str, anytime_route: str) -> None:
-    """A statement registered `decision = "anytime"` is decided by e-values, not by this fixed-sample bound."""
-    if context.registered_decision().get("method") == "anytime":
-        raise ValueError(
-            f"{what}: the statement's registered decision is 'anytime', and {function} is a fixed-sample bound "
-            f'(one look): decide it with {anytime_route}, or register decision = "fixed"'
-        )
-    refuse_fixed_over_ledger(what)
-
-
 def mean_bounds(
     values: Iterable[float], *, bounds: tuple[float, float], alpha_lower: float, alpha_upper: float | None = None
 ) -> MeanBounds:
@@ -268,11 +257,9 @@ def decide_mean_fixed(
     names it in messages and keys its evidence. Returns a FixedMeanDecision when held; raises ClaimRefuted or
     StatementInconclusive otherwise."""
     __tracebackhide__ = True
-    _refuse_anytime_registered(what, "decide_mean_fixed", "decide_mean")
+    check_registered(what, "decide_mean_fixed", anytime=False, anytime_route="decide_mean")
     found, lo, hi = _checked(what, values, bounds, 1)
-    check_level("alpha", alpha)
-    held = alpha if held_alpha is None else held_alpha
-    check_level("held_alpha", held)
+    held = held_level(alpha, held_alpha)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise ValueError(f"{what}: threshold must be a finite number, got {threshold!r}")
     if not isinstance(at_least, bool):
@@ -281,14 +268,21 @@ def decide_mean_fixed(
         found, bounds=(lo, hi), alpha_lower=held if at_least else alpha, alpha_upper=alpha if at_least else held
     )
     assumption = f"every observation lies in [{lo:g}, {hi:g}]; observations independent, in the order drawn (any law)"
-    context.record(
-        what + " sample", {"n": b.n, "mean": math.fsum(found) / b.n, "method": b.method, "assumption": assumption}
-    )
-    record = decide_interval(
-        b.lower, b.upper, threshold, at_least=at_least, alpha=alpha, what=what, held_confidence=1 - held, done=b.n
+    sample = {"n": b.n, "mean": math.fsum(found) / b.n, "method": b.method, "assumption": assumption}
+    decided = interval_decision(
+        b.lower,
+        b.upper,
+        threshold,
+        at_least=at_least,
+        alpha=alpha,
+        what=what,
+        held_confidence=1 - held,
+        done=b.n,
+        statement="mean",
+        records=((what + " sample", sample),),
     )
     return FixedMeanDecision(
-        record["decision"],
+        conclude(decided).decision,
         f"mean {'>=' if at_least else '<='} {threshold:g}",
         float(threshold),
         b.lower,
@@ -341,11 +335,9 @@ def decide_relative_error(
     test). `r` > 0. `what` names it in messages and keys its evidence. Returns a RelativeErrorDecision when held;
     raises ClaimRefuted or StatementInconclusive otherwise."""
     __tracebackhide__ = True
-    _refuse_anytime_registered(what, "decide_relative_error", "no anytime route (register it fixed)")
+    check_registered(what, "decide_relative_error", anytime=False, anytime_route="no anytime route (register it fixed)")
     found, lo, hi = _checked(what, values, bounds, 2)
-    check_level("alpha", alpha)
-    held = alpha if held_alpha is None else held_alpha
-    check_level("held_alpha", held)
+    held = held_level(alpha, held_alpha)
     if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r < math.inf:
         raise ValueError(f"{what}: r must be a positive finite number (the largest relative error), got {r!r}")
     size = len(found) if n is None else n
@@ -357,11 +349,8 @@ def decide_relative_error(
         f"every observation lies in [{lo:g}, {hi:g}]; observations independent, in the order drawn (any law); "
         "sigma^2 from disjoint pairs, the mean's and the variance's bounds at half the level each"
     )
-    context.record(
-        what + " sample",
-        {"observations": len(found), "n": size, "estimate": estimate, "mean": mean, "sd": sd, "assumption": assumption},
-    )
-    record = decide_interval(
+    sample = {"observations": len(found), "n": size, "estimate": estimate, "mean": mean, "sd": sd}
+    decided = interval_decision(
         lower,
         upper,
         r,
@@ -371,9 +360,11 @@ def decide_relative_error(
         held_confidence=1 - held,
         done=len(found),
         can_continue=False,
+        statement="RSE",
+        records=((what + " sample", {**sample, "assumption": assumption}),),
     )
     return RelativeErrorDecision(
-        record["decision"],
+        conclude(decided).decision,
         f"RSE <= {significant(r)}",
         float(r),
         lower,

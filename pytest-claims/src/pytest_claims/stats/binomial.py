@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 from statistics import NormalDist
 
 _EPS = 2.220446049250313e-16
@@ -177,7 +178,7 @@ def pure_incomplete_beta(a: float, b: float, x: float, y: float | None = None) -
     if not (a > 0 and b > 0):
         raise ValueError(f"incomplete beta: a and b must be positive (a={a}, b={b})")
     x_exact = y is None
-    if x_exact:
+    if y is None:
         y = 1.0 - x
     else:
         x = 1.0 - y
@@ -279,7 +280,7 @@ def pure_incomplete_beta_inverse(
         raise ValueError("give exactly one of lower= and upper=")
     if not (a > 0 and b > 0):
         raise ValueError(f"incomplete beta inverse: a and b must be positive (a={a}, b={b})")
-    target = lower if lower is not None else upper
+    target = lower if lower is not None else upper if upper is not None else math.nan
     if not 0.0 <= target <= 1.0:
         raise ValueError(f"incomplete beta inverse: the probability {target} is not in [0, 1]")
     increasing = lower is not None  # I_x grows with x; 1 - I_x falls
@@ -343,7 +344,7 @@ def check_probability(name: str, value: float) -> float:
     return number
 
 
-def not_a_number(value: object) -> bool:
+def not_a_number(value: Any) -> bool:
     """True for a NaN and for what is not a number at all (float() refuses it)."""
     try:
         return math.isnan(float(value))
@@ -351,11 +352,13 @@ def not_a_number(value: object) -> bool:
         return True
 
 
-def check_level(name: str, value: float) -> None:
+def check_level(name: str, value: float) -> float:
     """A false-alarm level in [0, 0.5) (0: the statement is never refuted; 0.5 or more is a confidence passed as a
-    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it."""
+    level, and would put the refuting bound on the wrong side of the other), or one ValueError naming it. Returns
+    the level as a float."""
     if not_a_number(value) or not 0.0 <= float(value) < 0.5:
         raise ValueError(f"{name} must be a level in [0, 0.5) (a confidence such as 0.99 is not one), got {value!r}")
+    return float(value)
 
 
 def _count(value: int, name: str) -> int:
