@@ -28,7 +28,7 @@ import pytest
 
 from pytest_claims import context
 from pytest_claims.report import history
-from pytest_claims.roles import mutant_process, options, properties, seeding, threads, worker
+from pytest_claims.roles import options, properties, seeding, threads, worker
 from pytest_claims.statements import ledger
 from pytest_claims.roles import continuation, progress
 from pytest_claims.roles.collection import Collection, WorkUnitsFirst
@@ -66,51 +66,16 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini(
-        "claims_registry",
-        "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)",
-        type="args",
-        default=[],
-    )
-    parser.addini(  # the one place the plugin names tiers: its default; everything else reads the ini key
-        "claims_tiers", "scale markers, one per test, smallest first", type="args", default=["smoke", "full", "gpu"]
-    )
-    parser.addini(
-        "claims_min_mutants",
-        "least number of mutants a holds statement lists (or it says why in mutants_waived)",
-        default="0",
-    )
-    parser.addini(
-        "claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports"
-    )
-    parser.addini(
-        "claims_mutants", "importable module with the MUTANTS list (pytest_claims.roles.mutants.Mutant)", default=""
-    )
-    parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
-    parser.addini(
-        "claims_evidence_dir",
-        "evidence directory for the anytime ledgers, relative to the rootdir (default claims-evidence, never the "
-        "pytest cache)",
-        default="",
-    )
-    parser.addini("claims_title", "title of the verdict report", default="Claim verification suite")
-    parser.addini(
-        "claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3"
-    )
     group = parser.getgroup("claims", "claim verification (pytest-claims)")
     options.add_options(group)
-    options.add_ini(parser)
-    seeding.add_options(parser, group)
-    history.add_options(parser, group)
-    mutant_process.add_options(parser)
-    progress.add_ini(parser)
+    options.add_ini(parser)  # every ini key, from the one table options.INI_KEYS
 
 
-def _store_for(config: pytest.Config) -> ResultStore:
-    if config.getoption("claims_no_store"):
+def _store_for(config: pytest.Config, settings: options.Settings) -> ResultStore:
+    if settings.no_store:
         return ResultStore(None)
-    chosen = config.getoption("claims_store_dir") or config.getini("claims_store_dir")
-    shown, evidence = _live_line(config), evidence_directory(config)
+    chosen = settings.store_dir
+    shown, evidence = _live_line(config), (Path(config.rootpath) / settings.evidence_dir).resolve()
     if chosen:
         root = (Path(config.invocation_params.dir) / chosen).resolve()
     elif getattr(config, "cache", None) is not None:
@@ -118,16 +83,6 @@ def _store_for(config: pytest.Config) -> ResultStore:
     else:
         root = Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store"
     return ResultStore(root, on_wait=shown, evidence_root=evidence)
-
-
-def evidence_directory(config: pytest.Config) -> Path:
-    """The run's evidence directory (--claims-evidence-dir or the ini key claims_evidence_dir, relative to the
-    rootdir; default claims-evidence): the anytime ledgers, which a cache reset must not erase."""
-    chosen = config.getoption("claims_evidence_dir") or config.getini("claims_evidence_dir") or EVIDENCE_DIR
-    return (Path(config.rootpath) / chosen).resolve()
-
-
-EVIDENCE_DIR = "claims-evidence"
 
 
 def _live_line(config: pytest.Config) -> Any:
@@ -208,15 +163,15 @@ def pytest_configure(config: pytest.Config) -> None:
                 "so pytest does not take PATH for the rootdir"
             )
         return
-    options.check_flags(config)  # claims_strict, claims_thread_limit: a bad value named in one line
-    tiers = tuple(config.getini("claims_tiers"))
-    files = [Path(config.rootpath) / p for p in paths]
+    settings = options.settings_of(config)  # read once; a bad true/false key named in one line
+    tiers = settings.tiers
+    files = [Path(config.rootpath) / p for p in settings.registry]
     try:
         registry = load_registry(files, tiers)
-        check_against_project(registry, Path(config.rootpath), _min_mutants(config))
+        check_against_project(registry, Path(config.rootpath), _min_mutants(settings.min_mutants))
     except RegistryError as error:
         raise pytest.UsageError(f"{error} [claims_registry: {', '.join(str(f) for f in files)}]") from None
-    _check_false_alarm_budget(config, registry)
+    _check_false_alarm_budget(settings.false_alarm_budget, registry)
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
     config.addinivalue_line(
@@ -228,19 +183,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "placed so that each xdist worker starts with one; indivisible: why it cannot be split further",
     )
     try:
-        store = _store_for(config)
+        store = _store_for(config, settings)
     except StoreUnusable as error:
         raise pytest.UsageError(str(error)) from None
-    state = State(config, registry, store)
+    state = State(config, settings, registry, store)
     try:
-        state.export_formats = parse_formats(config.getoption("claims_export") or config.getini("claims_export"))
+        state.export_formats = parse_formats(list(settings.export))
     except ValueError as error:
         raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
-    config.stash[continuation.BUDGET] = continuation.configured(config)  # a bad budget: one line, before any test
+    config.stash[continuation.BUDGET] = continuation.configured(settings)  # a bad budget: one line, before any test
     _load_mutants(config, state)
     _check_only_mutant(config, state)
     state.running.seed = seed
-    previous = config.getoption("claims_previous")
+    previous = settings.previous
     if previous:
         try:
             state.previous = checked_previous(read_previous(previous), previous)
@@ -279,9 +234,9 @@ def _register_roles(config: pytest.Config, state: State) -> None:
             (ReportWriter(state), "claims-report-files"),
             (Terminal(state), "claims-terminal"),
         ]
-        if options.strict(config):
+        if state.settings.strict:
             roles.append((Strict(), "claims-strict"))
-        every = progress.interval(config)
+        every = progress.interval(config, state.settings.progress_seconds)
         if every:
             roles.append((progress.Progress(config, every), "claims-progress"))
         if state.export_formats:
@@ -311,8 +266,7 @@ def _lock_report_directory(config: pytest.Config, state: State) -> None:
     config.stash[REPORT_LOCK] = lock
 
 
-def _min_mutants(config: pytest.Config) -> int:
-    raw = config.getini("claims_min_mutants")
+def _min_mutants(raw: str) -> int:
     try:
         value = int(raw)
     except ValueError:
@@ -335,8 +289,7 @@ def _check_writable(directory: Path, what: str) -> None:
         raise pytest.UsageError(f"{what}: {directory} cannot be written ({error.strerror or error})") from None
 
 
-def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None:
-    raw = config.getini("claims_false_alarm_budget")
+def _check_false_alarm_budget(raw: str, registry: Registry) -> None:
     try:
         budget = float(raw)
     except ValueError:
@@ -413,7 +366,7 @@ def raised_where(error: BaseException) -> str:
 def _check_only_mutant(config: pytest.Config, state: State) -> None:
     """--claims-mutant NAME selects mutants of a --claims-mutants run: without one it would be ignored, and an empty or
     unknown name would select none and end green with no mutant tried; each is one UsageError."""
-    only = config.getoption("claims_only_mutant", None)
+    only = state.settings.only_mutants
     if not only:
         return
     if not state.run_mutants:
@@ -430,7 +383,7 @@ def _check_only_mutant(config: pytest.Config, state: State) -> None:
 
 
 def _load_mutants(config: pytest.Config, state: State) -> None:
-    module = config.getini("claims_mutants")
+    module = state.settings.mutants_module
     named = {m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants}
     if not module:
         if state.run_mutants:

@@ -242,7 +242,7 @@ class ReportWriter:
             return
         state.reports_written = True
         prune_figures(state.report_dir, named_figures(payload))
-        if session.config.getini(history.SAVE_INI):  # the numbered copy, once the pair is in place
+        if state.settings.save_runs:  # the numbered copy, once the pair is in place
             try:
                 state.saved_run = history.save_run(state.report_dir, payload)
             except OSError as error:

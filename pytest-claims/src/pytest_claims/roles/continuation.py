@@ -40,6 +40,7 @@ from pytest_claims.statements.ledger import decided_at_look, ledger_locked, ledg
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
 from pytest_claims.stats.shown_numbers import significant
 from pytest_claims.roles.state import EVIDENCE, STATEMENT, State, declared_tier, is_worker
+from pytest_claims.roles.options import Settings
 
 UNTIL_OPTION = "--claims-continue-until"
 BUDGET_OPTION = "--claims-budget"
@@ -107,21 +108,21 @@ def _positive_whole(value: str, kind: str) -> int:
     return int(number)
 
 
-def configured(config: pytest.Config) -> Budget | None:
+def configured(settings: Settings) -> Budget | None:
     """The budget of this run's --claims-continue-until=decided (None where the run does not continue until
     decided); a budget missing, given without the option, or unreadable, and the option without a store, is one
     UsageError."""
-    until = config.getoption("claims_continue_until", None)
-    given = config.getoption("claims_budget", None)
+    until = settings.continue_until
+    given = settings.budget_option
     if until is None:
         if given:
             raise pytest.UsageError(
                 f"{BUDGET_OPTION} {given!r} is the budget of {UNTIL_OPTION}=decided: give that option too"
             )
         return None
-    if config.getoption("claims_no_store", False):
+    if settings.no_store:
         raise pytest.UsageError(f"{UNTIL_OPTION}: continuing needs the ledger, which --claims-no-store does not keep")
-    raw = given or config.getini(BUDGET_INI)
+    raw = given or settings.budget
     if not raw:
         raise pytest.UsageError(
             f"{UNTIL_OPTION}=decided needs a budget: {BUDGET_OPTION}=batches:N, trials:N or time:D (comma-separated "

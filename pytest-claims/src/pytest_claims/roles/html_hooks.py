@@ -28,9 +28,7 @@ class HtmlHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:
-        report.title = (
-            f"{self.config.getini('claims_title')}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
-        )
+        report.title = f"{self.state.settings.title}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:

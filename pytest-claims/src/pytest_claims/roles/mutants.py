@@ -31,7 +31,7 @@ from typing import Any, Iterator
 import pytest
 
 from pytest_claims import compat
-from pytest_claims.roles import mutant_process
+from pytest_claims.roles import mutant_process, options
 from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
 from pytest_claims.roles.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, State
 from pytest_claims.model.verdicts import (
@@ -363,7 +363,7 @@ class MutantRunner:
         for item in items:
             if STATEMENT in item.stash and not isinstance(item, MutantItem):
                 found = []
-                only = config.getoption("claims_only_mutant", None)  # --claims-mutant NAME (a reproduce line's)
+                only = options.settings_of(config).only_mutants  # --claims-mutant NAME (a reproduce line's)
                 for name in [m for m in item.stash[STATEMENT][1].mutants if not only or m in only]:
                     mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
                     mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
@@ -398,7 +398,7 @@ class MutantRunner:
         durations = self.state.durations
         real = durations.get(item.target.nodeid)
         known = [seconds for test, seconds in durations.items() if test in self.state.statement_of]
-        limit, derived = mutant_process.time_limit(item.config, real, max(known, default=0.0))
+        limit, derived = mutant_process.time_limit(options.settings_of(item.config), real, max(known, default=0.0))
         result = mutant_process.run_forked(
             item.mutant, lambda: self.try_mutant(item.target, item.mutant, nextitem), limit, derived
         )

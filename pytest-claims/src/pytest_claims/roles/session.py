@@ -191,12 +191,12 @@ class Controller:
         payload = verdicts_json.build(
             state.registry,
             self.claim_inputs(),
-            suite=config.getini("claims_title"),
+            suite=state.settings.title,
             tier=tier_of(config),
             seed=environment["master_seed"],
             mutants_run=state.run_mutants,
             environment=environment,
-            false_alarm=false_alarm_table(state.registry, tier_of(config), config.getini("claims_false_alarm_budget")),
+            false_alarm=false_alarm_table(state.registry, tier_of(config), state.settings.false_alarm_budget),
             reference=state.reference,
             collection_errors=[{"module": m, "message": e} for m, e in sorted(state.collection_errors.items())],
             runs=[

@@ -13,6 +13,7 @@ from pytest_claims.model.evidence import Evidence
 from pytest_claims.model.registry import Claim, Registry, Statement
 from pytest_claims.store.result_store import ResultStore
 from pytest_claims.model.verdicts import StatementRun
+from pytest_claims.roles.options import Settings
 
 # What a worker puts on a test's report (user_properties: plain types, so they survive pytest-xdist).
 RUN_PROPERTY = "claims_statement_run"
@@ -35,17 +36,18 @@ EVIDENCE = pytest.StashKey[Evidence]()
 class State:
     """Per-process state of an active plugin."""
 
-    def __init__(self, config: pytest.Config, registry: Registry, store: ResultStore) -> None:
+    def __init__(self, config: pytest.Config, settings: Settings, registry: Registry, store: ResultStore) -> None:
         self.config = config
+        self.settings = settings
         self.registry = registry
         self.tiers = registry.tiers
-        self.report_dir = Path(config.rootpath) / config.getini("claims_report_dir")
+        self.report_dir = settings.report_dir
         self.store = store
         self.running = RunningSession(store=store)  # what the library sees (pytest_claims.context)
         self.mutants: dict[str, Any] = {}
         self.export_formats: list[str] = []  # the claim table's formats written beside verdicts.json (export)
         self.stale_mutants: dict[str, str] = {}  # mutant -> why it no longer applies (checked in every run)
-        self.run_mutants = bool(config.getoption("claims_mutants"))
+        self.run_mutants = settings.run_mutants
         self.mutant_active = ""
         self.previous: dict[str, Any] | None = None
         # without --previous-verdicts: the newest valid saved runs; the one of this run's selection is the previous

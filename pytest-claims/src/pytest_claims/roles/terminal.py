@@ -163,7 +163,7 @@ class Terminal:
         writer = self.state.config.pluginmanager.get_plugin("terminalreporter")
         if writer is None or writer.verbosity < 0:
             return
-        if self.state.config.getoption("claims_only_mutant", None):  # a mutant's reproduce line: say how it ended
+        if self.state.settings.only_mutants:  # a mutant's reproduce line: say how it ended
             writer.write_line(mutant_end_line(found))
         elif len(results) == found["of"]:
             writer.write_line(mutants_progress_line(found["test"], results))
