@@ -36,7 +36,7 @@ from pytest_claims.roles.distributed import XdistHooks
 from pytest_claims.report.export import Exporter, parse_formats
 from pytest_claims.roles.html_hooks import HtmlHooks
 from pytest_claims.model.inputs import checked_previous
-from pytest_claims.roles.mutants import MutantError, MutantRunner, catalogue, stale_mutants
+from pytest_claims.roles.mutants import MutantError, MutantRunner, catalogue, loaded_catalogue, stale_mutants
 from pytest_claims.model.verdicts_json import PayloadError, read_previous
 from pytest_claims.model.registry import (
     Registry,
@@ -46,7 +46,7 @@ from pytest_claims.model.registry import (
     load_registry,
 )
 from pytest_claims.report.files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
-from pytest_claims.roles.session import Controller
+from pytest_claims.roles.session import Controller, interrupted
 from pytest_claims.roles.state import RUN_ID_INPUT, STATE, State, is_worker
 from pytest_claims.store.result_store import ResultStore, StoreUnusable
 from pytest_claims.roles.strict import Strict
@@ -188,7 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     state = State(config, settings, registry, store)
     try:
-        state.export_formats = parse_formats(list(settings.export))
+        state.inputs.export_formats = parse_formats(list(settings.export))
     except ValueError as error:
         raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
     config.stash[continuation.BUDGET] = continuation.configured(settings)  # a bad budget: one line, before any test
@@ -198,13 +198,13 @@ def pytest_configure(config: pytest.Config) -> None:
     previous = settings.previous
     if previous:
         try:
-            state.previous = checked_previous(read_previous(previous), previous)
+            state.inputs.previous = checked_previous(read_previous(previous), previous)
         except PayloadError as error:
             raise pytest.UsageError(str(error)) from None
     else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
-        state.previous_candidates = history.previous_candidates(config, state.report_dir, _note)
+        state.inputs.previous_candidates = history.previous_candidates(config, state.report_dir, _note)
     if is_worker(config):
-        state.report_id = str(config.workerinput.get(RUN_ID_INPUT, ""))
+        state.inputs.report_id = str(config.workerinput.get(RUN_ID_INPUT, ""))
     else:
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
@@ -226,7 +226,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
         (properties.Properties(), "claims-properties"),
         (continuation.Continuation(state, config.stash[continuation.BUDGET]), "claims-continuation"),
     ]
-    if state.run_mutants:
+    if state.settings.run_mutants:
         roles.append((MutantRunner(state), "claims-mutants"))
     if not is_worker(config):
         roles += [
@@ -239,8 +239,8 @@ def _register_roles(config: pytest.Config, state: State) -> None:
         every = progress.interval(config, state.settings.progress_seconds)
         if every:
             roles.append((progress.Progress(config, every), "claims-progress"))
-        if state.export_formats:
-            roles.append((Exporter(state, state.export_formats), "claims-export"))
+        if state.inputs.export_formats:
+            roles.append((Exporter(state, state.inputs.export_formats), "claims-export"))
         if config.pluginmanager.hasplugin("html"):
             roles.append((HtmlHooks(state), "claims-html"))
         if config.pluginmanager.hasplugin("xdist"):
@@ -257,8 +257,8 @@ CONTROLLER_MARK = pytest.StashKey[Any]()  # the controller's mark for its worker
 def _lock_report_directory(config: pytest.Config, state: State) -> None:
     """One run at a time writes into a report directory (the last check of configure: nothing raises after it, so
     pytest_unconfigure always releases it)."""
-    state.report_id = new_report_id()
-    lock = ReportDirectoryLock(state.report_dir, state.report_id)
+    state.inputs.report_id = new_report_id()
+    lock = ReportDirectoryLock(state.report_dir, state.inputs.report_id)
     try:
         lock.acquire()
     except ReportDirectoryBusy as error:
@@ -316,7 +316,7 @@ def _catch_sigterm(state: State) -> None:
     and the claims cut off say `interrupted` (workers too: they finish their reports, not crash)."""
 
     def on_sigterm(signum: int, frame: Any) -> None:
-        state.interrupted_by = "SIGTERM"
+        interrupted(state.results, "SIGTERM", keep_first=False)
         raise KeyboardInterrupt("SIGTERM")
 
     try:
@@ -369,7 +369,7 @@ def _check_only_mutant(config: pytest.Config, state: State) -> None:
     only = state.settings.only_mutants
     if not only:
         return
-    if not state.run_mutants:
+    if not state.settings.run_mutants:
         raise pytest.UsageError(
             f"--claims-mutant {only[0]!r} selects mutants of a mutant run: give --claims-mutants too"
         )
@@ -386,17 +386,17 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
     module = state.settings.mutants_module
     named = {m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants}
     if not module:
-        if state.run_mutants:
+        if state.settings.run_mutants:
             raise pytest.UsageError("--claims-mutants needs the ini key claims_mutants (the module listing MUTANTS)")
         return
     try:
-        state.mutants = catalogue(module)
+        found = catalogue(module)
     except MutantError as error:
         raise pytest.UsageError(f"claims_mutants = {module}: {error}") from None
     except Exception as error:  # the catalogue is the project's code: whatever it raises is one line naming it
         raise pytest.UsageError(f"claims_mutants = {module}: importing it raised {raised_where(error)}") from None
     loaded = getattr(sys.modules.get(module), "__file__", None) or "?"
-    unknown = sorted(named - set(state.mutants))
+    unknown = sorted(named - set(found))
     if unknown:
         where = sorted(
             f"{c.id}:{s.name} ({', '.join(m for m in s.mutants if m in unknown)})"
@@ -409,11 +409,11 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
         )
     stale = {name: stale_mutants(module, [name]) for name in sorted(named)}
     stale = {name: lines[0] for name, lines in stale.items() if lines}
-    if stale and state.run_mutants:
+    if stale and state.settings.run_mutants:
         raise pytest.UsageError(
             "mutants that no longer apply:\n  "
             + "\n  ".join(stale.values())
             + f"\n  remedy: update each snippet in {loaded} to the code as it now reads (or drop the mutant from "
             "the registry)"
         )
-    state.stale_mutants = stale  # without --claims-mutants: a problem of each claim that lists one (session)
+    loaded_catalogue(state.mutants, found, stale)  # stale without --claims-mutants: a problem of each claim (session)

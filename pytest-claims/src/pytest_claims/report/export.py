@@ -249,10 +249,10 @@ class Exporter:
         self.failed = ""
 
     def pytest_sessionfinish(self) -> None:
-        if not self.state.payload:
+        if not self.state.results.payload:
             return
         try:
-            self.written = write_exports(self.state.payload, self.state.report_dir, self.formats)
+            self.written = write_exports(self.state.results.payload, self.state.report_dir, self.formats)
         except OSError as error:  # the run's verdicts stand; the export says why it is missing
             self.failed = f"claim table export failed: {error}"
 

@@ -215,20 +215,20 @@ class ReportWriter:
 
     def note(self, session: pytest.Session, line: str) -> None:
         """A line in the terminal summary (or on stderr without one)."""
-        self.state.report_notes.append(line)
+        self.state.reports.notes.append(line)
         if not session.config.pluginmanager.has_plugin("terminalreporter"):
             sys.stderr.write(line + "\n")
 
     def write(self, session: pytest.Session) -> None:
         state = self.state
-        payload = state.payload
+        payload = state.results.payload
         if not payload:  # no verdicts (the registry check stopped the run, --collect-only): the previous reports stay
             return
-        if state.reports_kept:  # a run that ran no test body replaces nothing and is not saved
+        if state.results.reports_kept:  # a run that ran no test body replaces nothing and is not saved
             self.note(
                 session,
-                f"pytest-claims: {state.reports_kept}: {state.report_dir / 'verdicts.json'} and the page are left as "
-                "they were, and the run is not saved",
+                f"pytest-claims: {state.results.reports_kept}: {state.report_dir / 'verdicts.json'} and the page are "
+                "left as they were, and the run is not saved",
             )
             return
         files = [(state.report_dir / "verdicts.json", verdicts_json.text(payload))]
@@ -240,11 +240,11 @@ class ReportWriter:
             self.note(session, "pytest-claims: " + failed_write_line(error, [path for path, _ in files]))
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # the summary still shows (pytest decided that before)
             return
-        state.reports_written = True
+        state.reports.written = True
         prune_figures(state.report_dir, named_figures(payload))
         if state.settings.save_runs:  # the numbered copy, once the pair is in place
             try:
-                state.saved_run = history.save_run(state.report_dir, payload)
+                state.reports.saved_run = history.save_run(state.report_dir, payload)
             except OSError as error:
                 self.note(session, f"pytest-claims: this run was not saved under {state.report_dir / 'runs'}: {error}")
 

@@ -181,7 +181,7 @@ class Continuation:
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         item, state = pyfuncitem, self.state
-        if item.stash.get(_INSIDE, False) or state.mutant_active or STATEMENT not in item.stash:
+        if item.stash.get(_INSIDE, False) or state.mutants.active or STATEMENT not in item.stash:
             return None
         path = ledger_path(state.store, state.running.seed, item)
         if path is None:
@@ -286,7 +286,7 @@ class Continuation:
     def stop(self, how: str, first: int | None, ledger: dict[str, Any], elapsed: float) -> dict[str, Any]:
         last = ledger["batches"][-1]
         return {
-            "run": self.state.report_id,
+            "run": self.state.inputs.report_id,
             "ended": how,
             "budget": self.budget.text if self.budget is not None else None,
             "first_batch": first,
@@ -329,7 +329,7 @@ class Continuation:
                 figures = list(evidence.figures)
                 now["decided"] = {"outcome": str(outcome), "message": str(ended or ""), "evidence": values}
                 now["decided"]["figures"] = figures
-                now["decided"]["run"] = self.state.report_id
+                now["decided"]["run"] = self.state.inputs.report_id
             write_ledger(self.state.store, path, now)
 
     def recorded_decision(self, item: pytest.Item, ledger: dict[str, Any]) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ class HtmlHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
-        prefix.append(html_report.summary_html(self.state.payload, self.state.report_dir))
+        prefix.append(html_report.summary_html(self.state.results.payload, self.state.report_dir))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list) -> None:

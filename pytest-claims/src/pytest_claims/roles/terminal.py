@@ -119,12 +119,14 @@ def report_section(writer: Any, state: State) -> None:
         where = "(no HTML: give --html=PATH)"
     else:
         where = "(no HTML: it needs pytest-html, pip install 'pytest-claims[html]')"
-    for note in state.report_notes:  # a failed write or a deferred signal, one line each
+    for note in state.reports.notes:  # a failed write or a deferred signal, one line each
         writer.write_line(note)
-    if state.reports_written:
+    if state.reports.written:
         writer.write_line(f"report: {state.report_dir / 'verdicts.json'} {where}")
-    if state.saved_run is not None:
-        writer.write_line(f"saved as run {state.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)")
+    if state.reports.saved_run is not None:
+        writer.write_line(
+            f"saved as run {state.reports.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)"
+        )
 
 
 def mutants_progress_line(test: str, results: list[dict[str, Any]]) -> str:
@@ -169,7 +171,7 @@ class Terminal:
             writer.write_line(mutants_progress_line(found["test"], results))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        payload = self.state.payload
+        payload = self.state.results.payload
         if not payload:
             return
         changes_section(terminalreporter, payload)

@@ -50,7 +50,7 @@ from pytest_claims.model.verdicts import StatementRun
 def new_evidence(item: pytest.Item) -> Evidence:
     state = state_of(item.config)
     report_dir = state.report_dir if state is not None else Path(item.config.rootpath) / "reports"
-    evidence = Evidence(report_dir, item.nodeid, draw_figures=not (state and state.mutant_active))
+    evidence = Evidence(report_dir, item.nodeid, draw_figures=not (state and state.mutants.active))
     item.stash[EVIDENCE] = evidence
     return evidence
 
@@ -94,8 +94,8 @@ def reproduce_command(item: pytest.Item) -> str:
     if getattr(config.option, "markexpr", ""):
         args += ["-m", config.option.markexpr]
     state = state_of(config)
-    if state is not None and state.mutant_active:
-        args += ["--claims-mutants", f"--claims-mutant={state.mutant_active}"]
+    if state is not None and state.mutants.active:
+        args += ["--claims-mutants", f"--claims-mutant={state.mutants.active}"]
     return shlex.join(["pytest", item.nodeid, *args, *project])
 
 
@@ -120,7 +120,7 @@ def running(state: State, item: pytest.Item) -> Iterator[None]:
         reproduce=lambda: reproduce_command(item),
         decision=lambda: item.stash[STATEMENT][1].decision if STATEMENT in item.stash else {},
         continuing=lambda: ledger.continuing(item.config),
-        run_id=lambda: state.report_id,
+        run_id=lambda: state.inputs.report_id,
         statement=lambda: item.stash[STATEMENT][1].name if STATEMENT in item.stash else "",
         family=lambda: family_record(item),
     )
@@ -206,7 +206,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
     state = state_of(item.config)
     if state is None:
         return
-    if state.mutant_active:  # what the mutant runner classifies by: the exception's type, not its message
+    if state.mutants.active:  # what the mutant runner classifies by: the exception's type, not its message
         report.claims_assertion = call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
         report.claims_refuted = call.excinfo is not None and call.excinfo.errisinstance(ClaimRefuted)
         report.claims_raised_at = raised_at(item, call)
