@@ -112,6 +112,15 @@ def mutant_label(result: dict[str, Any], registered: str, *, counted: bool = Tru
     return f"{outcome} (registered {registered}): {word}"
 
 
+def verbose_word(found: dict[str, Any]) -> str:
+    """A mutant item's word in the verbose terminal line and the HTML row (`found`: its result, as shipped)."""
+    if found["killed"]:
+        return "KILLED: " + mutant_label(found, found.get("registered", "?")).rpartition(": ")[0]
+    if found["expected"]:
+        return f"{found['kind'].upper()} (expected)"
+    return found["kind"].upper()
+
+
 @dataclass
 class StatementRun:
     """One statement test's definitive outcome, as carried from a worker to the controller."""

@@ -20,7 +20,6 @@ from pytest_claims.model.verdicts import (
     SCHEMA_VERSION,
     ClaimInputs,
     StatementRun,
-    changes,
     summarise,
 )
 
@@ -48,7 +47,6 @@ def build(
     collection_errors: list[dict[str, str]],
     runs: list[dict[str, Any]],
     timings: dict[str, Any],
-    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The verdicts.json payload (claim verdicts by `verdicts.summarise`, the rules of a single run)."""
     payload: dict[str, Any] = {
@@ -66,8 +64,6 @@ def build(
         "runs": runs,
         "timings": timings,
     }
-    if previous is not None:
-        payload["changes"] = changes(previous, payload)
     return payload
 
 

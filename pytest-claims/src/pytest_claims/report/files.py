@@ -175,6 +175,10 @@ class ReportWriter:
         self.finishing = False
         self.html_text: str | None = None
         self.html_path: Path | None = None
+        self.payload: dict[str, Any] = {}  # the verdicts, once published (pytest_claims_payload)
+
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -221,7 +225,7 @@ class ReportWriter:
 
     def write(self, session: pytest.Session) -> None:
         state = self.state
-        payload = state.results.payload
+        payload = self.payload
         if not payload:  # no verdicts (the registry check stopped the run, --collect-only): the previous reports stay
             return
         if state.results.reports_kept:  # a run that ran no test body replaces nothing and is not saved

@@ -42,7 +42,7 @@ from pytest_claims.model.verdicts import (
     KILL_GUARD,
     KILL_REFUTED,
     MutantResult,
-    mutant_label,
+    verbose_word,
 )
 from pytest_claims.roles.worker import running
 
@@ -334,14 +334,6 @@ def mutant_reports(item: MutantItem, result: MutantResult, start: float, stop: f
 def mutant_of(report: Any) -> dict[str, Any] | None:
     """The mutant result a report carries (a mutant item's call), or None."""
     return next((value for name, value in getattr(report, "user_properties", ()) if name == MUTANT_PROPERTY), None)
-
-
-def verbose_word(found: dict[str, Any]) -> str:
-    if found["killed"]:
-        return "KILLED: " + mutant_label(found, found.get("registered", "?")).rpartition(": ")[0]
-    if found["expected"]:
-        return f"{found['kind'].upper()} (expected)"
-    return found["kind"].upper()
 
 
 def loaded_catalogue(mutants: Mutants, found: dict[str, Any], stale: dict[str, str]) -> None:

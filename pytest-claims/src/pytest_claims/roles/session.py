@@ -28,6 +28,7 @@ from pytest_claims.roles.state import (
     STORE_PROPERTY,
     Results,
     State,
+    tier_of,
 )
 from pytest_claims.model.verdicts import ClaimInputs, MutantResult, StatementRun, changes
 
@@ -47,10 +48,6 @@ def git_commit(root: Path) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return (head or "unknown") + ("+uncommitted" if dirty else "")
-
-
-def tier_of(config: pytest.Config) -> str:
-    return config.option.markexpr or "all"
 
 
 def false_alarm_table(registry: Registry, tier: str, budget: Any) -> dict[str, Any]:
@@ -238,21 +235,23 @@ class Controller:
                 "tests": {test: round(seconds, 3) for test, seconds in sorted(state.results.durations.items())},
                 "indivisible": dict(sorted(state.results.indivisible.items())),
             },
-            previous=state.inputs.previous,
         )
-        # Without --previous-verdicts: the newest saved run of this run's kind (mutants or not) that selected the claims
-        # this one did, else the newest of its kind (its changes then name the claims only one of the two selected).
-        chosen = same_selection(state.inputs.previous_candidates, selected_claims(payload), state.settings.run_mutants)
-        if chosen is not None:
-            payload["changes"] = changes(chosen[1], payload)
+        previous = state.inputs.previous  # --claims-previous-verdicts
+        if previous is None:
+            # the newest saved run of this run's kind (mutants or not) that selected the claims this one did, else
+            # the newest of its kind (its changes then name the claims only one of the two selected)
+            candidates = state.inputs.previous_candidates
+            chosen = same_selection(candidates, selected_claims(payload), state.settings.run_mutants)
+            previous = chosen[1] if chosen is not None else None
+        if previous is not None:  # the one place a run's changes are computed
+            payload["changes"] = changes(previous, payload)
         return payload
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.state
-        if (
-            state.collection.registry_check_failed
-        ):  # no test ran: verdicts of "not run" would mislead (and overwrite the last)
+        # a registry check failed, so no test ran: verdicts of "not run" would mislead (and overwrite the last)
+        if state.collection.registry_check_failed:
             if state.collection.workers_registry_problems:  # serially, pytest has printed the UsageError already
                 sys.stderr.write(f"ERROR: {registry_check_message(state.collection.workers_registry_problems)}\n")
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -269,7 +268,7 @@ class Controller:
             return
         if state.results.interrupted_by and not state.collection.collected:
             state.results.reports_kept = f"the run was cut off ({state.results.interrupted_by}) before collection ended"
-        state.results.payload = payload
+        # published once: terminal, strict, export, the HTML hooks and the report files react to it
         self.config.hook.pytest_claims_payload(config=self.config, payload=payload)
         if any(r["verdict"] == BROKEN for r in payload["claims"]) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

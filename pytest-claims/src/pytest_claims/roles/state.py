@@ -62,7 +62,8 @@ class Collected:
 
 @dataclass
 class Results:
-    """What the tests' reports brought, and the payload decided from them (written by `roles.session` only)."""
+    """What the tests' reports brought (written by `roles.session` only; the payload decided from them is published
+    through the hook `pytest_claims_payload`, not kept here)."""
 
     runs: dict[str, StatementRun] = field(default_factory=dict)
     reference: dict[str, str] = field(default_factory=dict)
@@ -75,7 +76,6 @@ class Results:
     durations: dict[str, float] = field(default_factory=dict)  # test -> seconds over its phases (cli.schedule)
     interrupted_by: str = ""  # SIGTERM, SIGINT, or why the session stopped early
     reports_kept: str = ""  # why this run writes no report pair and saves no run (it ran no test body)
-    payload: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -135,6 +135,11 @@ def state_of(config: pytest.Config) -> State | None:
 def declared_tier(item: pytest.Item) -> str:
     """Returns the scale marker the test `item` declares (scale-free tests also carry the other tiers' markers)."""
     return item.stash.get(DECLARED_TIER, "")
+
+
+def tier_of(config: pytest.Config) -> str:
+    """The run's tier as the report names it: its `-m` expression, or "all"."""
+    return config.option.markexpr or "all"
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_claims.statements.families import family_lines
-from pytest_claims.roles.mutants import mutant_of, verbose_word
+from pytest_claims.roles.mutants import mutant_of
+from pytest_claims.model.verdicts import verbose_word
 from pytest_claims.stats.shown_numbers import counted
 from pytest_claims.roles.state import State
 from pytest_claims.model.verdicts import mutant_label
@@ -155,6 +156,7 @@ class Terminal:
     def __init__(self, state: State) -> None:
         self.state = state
         self.mutants_seen: dict[str, list[dict[str, Any]]] = {}
+        self.payload: dict[str, Any] = {}  # the verdicts, once published (pytest_claims_payload)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         found = mutant_of(report) if report.when == "call" else None
@@ -170,8 +172,11 @@ class Terminal:
         elif len(results) == found["of"]:
             writer.write_line(mutants_progress_line(found["test"], results))
 
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        payload = self.state.results.payload
+        payload = self.payload
         if not payload:
             return
         changes_section(terminalreporter, payload)

@@ -17,7 +17,6 @@ import pytest
 
 from pytest_claims.roles import options
 from pytest_claims.statements import ledger
-from pytest_claims.report import html_report
 from pytest_claims.context import RunningTest
 from pytest_claims.model.evidence import Evidence
 from pytest_claims.roles.seeding import master_seed
@@ -237,6 +236,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         evidence=evidence.as_dict() if evidence else {},
         figures=list(evidence.figures) if evidence else [],
     )
-    report.user_properties.append((RUN_PROPERTY, asdict(run)))
-    if report.when == "call":
-        report.extras = getattr(report, "extras", []) + html_report.row_extras(asdict(run))
+    report.user_properties.append((RUN_PROPERTY, asdict(run)))  # data only: the controller renders it (html_hooks)
