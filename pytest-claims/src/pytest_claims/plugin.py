@@ -204,7 +204,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
         state.inputs.previous_candidates = history.previous_candidates(config, state.report_dir, _note)
     if is_worker(config):
-        state.inputs.report_id = str(config.workerinput.get(RUN_ID_INPUT, ""))
+        state.inputs.report_id = str(getattr(config, "workerinput").get(RUN_ID_INPUT, ""))
     else:
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
@@ -407,8 +407,8 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
         raise pytest.UsageError(
             f"registry names mutants that {module} (loaded from {loaded}) does not define: {'; '.join(where)}"
         )
-    stale = {name: stale_mutants(module, [name]) for name in sorted(named)}
-    stale = {name: lines[0] for name, lines in stale.items() if lines}
+    found_stale = {name: stale_mutants(module, [name]) for name in sorted(named)}
+    stale = {name: lines[0] for name, lines in found_stale.items() if lines}
     if stale and state.settings.run_mutants:
         raise pytest.UsageError(
             "mutants that no longer apply:\n  "

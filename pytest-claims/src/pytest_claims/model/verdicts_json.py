@@ -122,7 +122,7 @@ def claim_from(record: dict[str, Any]) -> Claim:
     """The registry record of a claim, as verdicts.json carries it."""
     reg = record["registry"]
     statements = {
-        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})  # type: ignore[arg-type]
         for name, fields in reg["statements"].items()
     }
     return Claim(

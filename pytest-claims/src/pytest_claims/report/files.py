@@ -55,7 +55,7 @@ def signals_deferred() -> Iterator[list[str]]:
     if threading.current_thread() is not threading.main_thread():
         yield received
         return
-    previous: dict[int, Any] = {}
+    previous: dict[int, Any] = {}  # signal number -> the handler it had
 
     def note(signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name
@@ -67,14 +67,14 @@ def signals_deferred() -> Iterator[list[str]]:
 
     for kind in (signal.SIGTERM, signal.SIGINT):
         try:
-            previous[kind] = signal.signal(kind, note)
+            previous[int(kind)] = signal.signal(kind, note)
         except (ValueError, OSError):
             pass
     try:
         yield received
     finally:
-        for kind, handler in previous.items():
-            signal.signal(kind, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _temporary(path: Path, tag: str) -> Path:
@@ -187,13 +187,13 @@ class ReportWriter:
         html = pytest_html_report(session.config)
         if html is None or compat.write_report_problem(type(html)):
             return
-        self.html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
+        self.html_path = html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
 
         def take(rendered: str) -> None:
             if self.finishing:
                 self.html_text = rendered
             else:  # an intermediate page (ini generate_report_on_test): alone, but never half written
-                write_together([(self.html_path, rendered)])
+                write_together([(html_path, rendered)])
 
         html._write_report = take
 

@@ -29,7 +29,8 @@ def registry_check_message(problems: list[str]) -> str:
 
 def reserved_evidence_names(items: list[pytest.Item]) -> list[str]:
     """One line per place a claim test module records evidence under a name the report uses itself."""
-    problems, seen = [], set()
+    problems: list[str] = []
+    seen: set[Any] = set()
     for item in items:
         path = getattr(item, "path", None)
         if STATEMENT not in item.stash or path is None or path in seen:
@@ -76,8 +77,8 @@ class Collection:
             marker = markers[0] if markers else None
             if marker is None:
                 continue
-            cid = marker.args[0] if marker.args else None
-            name = marker.kwargs.get("statement")
+            cid: Any = marker.args[0] if marker.args else None  # checked against the registry next
+            name: Any = marker.kwargs.get("statement")
             claim = state.registry.claims.get(cid)
             if claim is None:
                 problems.append(f"{item.nodeid}: unknown claim {cid!r} (not in the registry)")
@@ -100,7 +101,9 @@ class Collection:
         if problems:
             state.collection.registry_check_failed = "; ".join(problems)
             if is_worker(config):  # xdist turns a worker's UsageError into an INTERNALERROR: collect nothing and
-                config.workeroutput[REGISTRY_PROBLEMS] = problems  # let the controller fail with the same lines
+                getattr(config, "workeroutput")[REGISTRY_PROBLEMS] = (
+                    problems  # let the controller fail with the same lines
+                )
                 items[:] = []
                 return
             raise pytest.UsageError(registry_check_message(problems))
@@ -114,11 +117,10 @@ class Collection:
             if STATEMENT in item.stash
         }
         if is_worker(session.config):
-            session.config.workeroutput[EXERCISED_OUTPUT] = {
-                c: sorted(s) for c, s in state.collection.exercised.items()
-            }
-            session.config.workeroutput[SELECTED_OUTPUT] = sorted(state.collection.selected)
-            session.config.workeroutput[STATEMENT_OF_OUTPUT] = state.collection.statement_of
+            output: dict[str, Any] = getattr(session.config, "workeroutput")  # xdist's, on a worker only
+            output[EXERCISED_OUTPUT] = {c: sorted(s) for c, s in state.collection.exercised.items()}
+            output[SELECTED_OUTPUT] = sorted(state.collection.selected)
+            output[STATEMENT_OF_OUTPUT] = state.collection.statement_of
         else:
             state.collection.scheduled = {test: {cid} for test, (cid, _) in state.collection.statement_of.items()}
 

@@ -98,6 +98,7 @@ class Controller:
         state.results.durations[report.nodeid] = state.results.durations.get(report.nodeid, 0.0) + float(
             getattr(report, "duration", 0.0) or 0.0
         )
+        value: Any
         for name, value in report.user_properties:
             if name == RUN_PROPERTY:
                 if report.nodeid not in state.results.runs or value["outcome"] == ERROR:

@@ -173,11 +173,11 @@ def _as_inconclusive(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> N
     report.longrepr = (str(item_path(report)), 0, f"inconclusive: {message}")
     if hasattr(report, "wasxfail"):
         del report.wasxfail
-    report.claims_inconclusive = message  # an attribute: xdist serialises the report's __dict__
+    setattr(report, "claims_inconclusive", message)  # an attribute: xdist serialises the report's __dict__
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    if report.when == "call" and getattr(report, "claims_inconclusive", ""):
+    if report.when == "call" and getattr(report, "claims_inconclusive", None):
         return INCONCLUSIVE, "i", "INCONCLUSIVE"
     return None
 
