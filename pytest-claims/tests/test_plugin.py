@@ -110,7 +110,7 @@ def test_under_xdist_a_collected_claim_counts_as_selected_before_its_worker_repo
     XdistHooks(state_of(config)).pytest_xdist_node_collection_finished(
         SimpleNamespace(config=config), ["test_triangle.py::test_formula[smoke]"]
     )
-    assert state_of(config).selected == {"toy/triangle"}
+    assert state_of(config).collection.selected == {"toy/triangle"}
 
 
 @pytest.mark.smoke

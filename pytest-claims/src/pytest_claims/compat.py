@@ -6,7 +6,11 @@ names it, never somewhere deep in a run.
   reports without logging them (the mutant runner reruns a statement test under a mutant with it; pytest has no
   public equivalent that leaves the real run's reports alone).
 - pytest-html's `BaseReport._write_report(rendered)`: the method that writes the rendered page with open("w") (the
-  report writer takes the text instead, to write it with verdicts.json as one unit).
+  report writer takes the text instead, to write it with verdicts.json as one unit). pytest-html 4 has no public
+  way: its hooks (`pytest_html_report_title`, `pytest_html_results_summary`, `pytest_html_results_table_*`)
+  change the page's content, none hands over the rendered text or the writing, and its `pytest_sessionfinish`
+  writes `--html`'s path in place; rewriting the page after it would leave a half-written page beside the
+  previous verdicts.json for a moment (asked upstream as a temporary file moved into place: pytest-html #796).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ def pytest_claims_reproduce_args(config: pytest.Config) -> list[str] | None:
 def pytest_claims_payload(config: pytest.Config, payload: dict[str, Any]) -> None:
     """The payload of verdicts.json, published once on the controller (or the single process) as soon as it is
     built, before anything reports it (as pytest-benchmark publishes its JSON through
-    `pytest_benchmark_update_json`): strict mode reacts to it here, and a project may read it (to send the verdicts
-    elsewhere, say). Changing it is not supported. Not called when no verdict is made (a registry check that
+    `pytest_benchmark_update_json`): the terminal summary, strict mode, the claim table export, the HTML hooks and
+    the report files react to it here (none reads it from the run's state), and a project may read it (to send the
+    verdicts elsewhere, say). Changing it is not supported. Not called when no verdict is made (a registry check that
     stopped the run, `--collect-only`)."""

@@ -28,7 +28,7 @@ import pytest
 
 from pytest_claims import context
 from pytest_claims.report import history
-from pytest_claims.roles import mutant_process, options, properties, seeding, threads, worker
+from pytest_claims.roles import options, properties, seeding, threads, worker
 from pytest_claims.statements import ledger
 from pytest_claims.roles import continuation, progress
 from pytest_claims.roles.collection import Collection, WorkUnitsFirst
@@ -36,7 +36,7 @@ from pytest_claims.roles.distributed import XdistHooks
 from pytest_claims.report.export import Exporter, parse_formats
 from pytest_claims.roles.html_hooks import HtmlHooks
 from pytest_claims.model.inputs import checked_previous
-from pytest_claims.roles.mutants import MutantError, MutantRunner, catalogue, stale_mutants
+from pytest_claims.roles.mutants import MutantError, MutantRunner, catalogue, loaded_catalogue, stale_mutants
 from pytest_claims.model.verdicts_json import PayloadError, read_previous
 from pytest_claims.model.registry import (
     Registry,
@@ -46,7 +46,7 @@ from pytest_claims.model.registry import (
     load_registry,
 )
 from pytest_claims.report.files import ReportDirectoryBusy, ReportDirectoryLock, ReportWriter, new_report_id
-from pytest_claims.roles.session import Controller
+from pytest_claims.roles.session import Controller, interrupted
 from pytest_claims.roles.state import RUN_ID_INPUT, STATE, State, is_worker
 from pytest_claims.store.result_store import ResultStore, StoreUnusable
 from pytest_claims.roles.strict import Strict
@@ -66,51 +66,16 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini(
-        "claims_registry",
-        "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)",
-        type="args",
-        default=[],
-    )
-    parser.addini(  # the one place the plugin names tiers: its default; everything else reads the ini key
-        "claims_tiers", "scale markers, one per test, smallest first", type="args", default=["smoke", "full", "gpu"]
-    )
-    parser.addini(
-        "claims_min_mutants",
-        "least number of mutants a holds statement lists (or it says why in mutants_waived)",
-        default="0",
-    )
-    parser.addini(
-        "claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", default="reports"
-    )
-    parser.addini(
-        "claims_mutants", "importable module with the MUTANTS list (pytest_claims.roles.mutants.Mutant)", default=""
-    )
-    parser.addini("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", default="")
-    parser.addini(
-        "claims_evidence_dir",
-        "evidence directory for the anytime ledgers, relative to the rootdir (default claims-evidence, never the "
-        "pytest cache)",
-        default="",
-    )
-    parser.addini("claims_title", "title of the verdict report", default="Claim verification suite")
-    parser.addini(
-        "claims_false_alarm_budget", "the most a tier's registered false-alarm probabilities may sum to", default="1e-3"
-    )
     group = parser.getgroup("claims", "claim verification (pytest-claims)")
     options.add_options(group)
-    options.add_ini(parser)
-    seeding.add_options(parser, group)
-    history.add_options(parser, group)
-    mutant_process.add_options(parser)
-    progress.add_ini(parser)
+    options.add_ini(parser)  # every ini key, from the one table options.INI_KEYS
 
 
-def _store_for(config: pytest.Config) -> ResultStore:
-    if config.getoption("claims_no_store"):
+def _store_for(config: pytest.Config, settings: options.Settings) -> ResultStore:
+    if settings.no_store:
         return ResultStore(None)
-    chosen = config.getoption("claims_store_dir") or config.getini("claims_store_dir")
-    shown, evidence = _live_line(config), evidence_directory(config)
+    chosen = settings.store_dir
+    shown, evidence = _live_line(config), (Path(config.rootpath) / settings.evidence_dir).resolve()
     if chosen:
         root = (Path(config.invocation_params.dir) / chosen).resolve()
     elif getattr(config, "cache", None) is not None:
@@ -118,16 +83,6 @@ def _store_for(config: pytest.Config) -> ResultStore:
     else:
         root = Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store"
     return ResultStore(root, on_wait=shown, evidence_root=evidence)
-
-
-def evidence_directory(config: pytest.Config) -> Path:
-    """The run's evidence directory (--claims-evidence-dir or the ini key claims_evidence_dir, relative to the
-    rootdir; default claims-evidence): the anytime ledgers, which a cache reset must not erase."""
-    chosen = config.getoption("claims_evidence_dir") or config.getini("claims_evidence_dir") or EVIDENCE_DIR
-    return (Path(config.rootpath) / chosen).resolve()
-
-
-EVIDENCE_DIR = "claims-evidence"
 
 
 def _live_line(config: pytest.Config) -> Any:
@@ -208,15 +163,15 @@ def pytest_configure(config: pytest.Config) -> None:
                 "so pytest does not take PATH for the rootdir"
             )
         return
-    options.check_flags(config)  # claims_strict, claims_thread_limit: a bad value named in one line
-    tiers = tuple(config.getini("claims_tiers"))
-    files = [Path(config.rootpath) / p for p in paths]
+    settings = options.settings_of(config)  # read once; a bad true/false key named in one line
+    tiers = settings.tiers
+    files = [Path(config.rootpath) / p for p in settings.registry]
     try:
         registry = load_registry(files, tiers)
-        check_against_project(registry, Path(config.rootpath), _min_mutants(config))
+        check_against_project(registry, Path(config.rootpath), _min_mutants(settings.min_mutants))
     except RegistryError as error:
         raise pytest.UsageError(f"{error} [claims_registry: {', '.join(str(f) for f in files)}]") from None
-    _check_false_alarm_budget(config, registry)
+    _check_false_alarm_budget(settings.false_alarm_budget, registry)
     for tier in tiers:
         config.addinivalue_line("markers", f"{tier}: a scale tier of the claim suite")
     config.addinivalue_line(
@@ -228,28 +183,28 @@ def pytest_configure(config: pytest.Config) -> None:
         "placed so that each xdist worker starts with one; indivisible: why it cannot be split further",
     )
     try:
-        store = _store_for(config)
+        store = _store_for(config, settings)
     except StoreUnusable as error:
         raise pytest.UsageError(str(error)) from None
-    state = State(config, registry, store)
+    state = State(config, settings, registry, store)
     try:
-        state.export_formats = parse_formats(config.getoption("claims_export") or config.getini("claims_export"))
+        state.inputs.export_formats = parse_formats(list(settings.export))
     except ValueError as error:
         raise pytest.UsageError(f"--claims-export / ini claims_export: {error}") from None
-    config.stash[continuation.BUDGET] = continuation.configured(config)  # a bad budget: one line, before any test
+    config.stash[continuation.BUDGET] = continuation.configured(settings)  # a bad budget: one line, before any test
     _load_mutants(config, state)
     _check_only_mutant(config, state)
     state.running.seed = seed
-    previous = config.getoption("claims_previous")
+    previous = settings.previous
     if previous:
         try:
-            state.previous = checked_previous(read_previous(previous), previous)
+            state.inputs.previous = checked_previous(read_previous(previous), previous)
         except PayloadError as error:
             raise pytest.UsageError(str(error)) from None
     else:  # the saved runs: a damaged one is skipped with a line, never stopping the run
-        state.previous_candidates = history.previous_candidates(config, state.report_dir, _note)
+        state.inputs.previous_candidates = history.previous_candidates(config, state.report_dir, _note)
     if is_worker(config):
-        state.report_id = str(config.workerinput.get(RUN_ID_INPUT, ""))
+        state.inputs.report_id = str(getattr(config, "workerinput").get(RUN_ID_INPUT, ""))
     else:
         _check_writable(state.report_dir, "the report directory (ini key claims_report_dir)")
         _lock_report_directory(config, state)
@@ -271,7 +226,7 @@ def _register_roles(config: pytest.Config, state: State) -> None:
         (properties.Properties(), "claims-properties"),
         (continuation.Continuation(state, config.stash[continuation.BUDGET]), "claims-continuation"),
     ]
-    if state.run_mutants:
+    if state.settings.run_mutants:
         roles.append((MutantRunner(state), "claims-mutants"))
     if not is_worker(config):
         roles += [
@@ -279,13 +234,13 @@ def _register_roles(config: pytest.Config, state: State) -> None:
             (ReportWriter(state), "claims-report-files"),
             (Terminal(state), "claims-terminal"),
         ]
-        if options.strict(config):
+        if state.settings.strict:
             roles.append((Strict(), "claims-strict"))
-        every = progress.interval(config)
+        every = progress.interval(config, state.settings.progress_seconds)
         if every:
             roles.append((progress.Progress(config, every), "claims-progress"))
-        if state.export_formats:
-            roles.append((Exporter(state, state.export_formats), "claims-export"))
+        if state.inputs.export_formats:
+            roles.append((Exporter(state, state.inputs.export_formats), "claims-export"))
         if config.pluginmanager.hasplugin("html"):
             roles.append((HtmlHooks(state), "claims-html"))
         if config.pluginmanager.hasplugin("xdist"):
@@ -302,8 +257,8 @@ CONTROLLER_MARK = pytest.StashKey[Any]()  # the controller's mark for its worker
 def _lock_report_directory(config: pytest.Config, state: State) -> None:
     """One run at a time writes into a report directory (the last check of configure: nothing raises after it, so
     pytest_unconfigure always releases it)."""
-    state.report_id = new_report_id()
-    lock = ReportDirectoryLock(state.report_dir, state.report_id)
+    state.inputs.report_id = new_report_id()
+    lock = ReportDirectoryLock(state.report_dir, state.inputs.report_id)
     try:
         lock.acquire()
     except ReportDirectoryBusy as error:
@@ -311,8 +266,7 @@ def _lock_report_directory(config: pytest.Config, state: State) -> None:
     config.stash[REPORT_LOCK] = lock
 
 
-def _min_mutants(config: pytest.Config) -> int:
-    raw = config.getini("claims_min_mutants")
+def _min_mutants(raw: str) -> int:
     try:
         value = int(raw)
     except ValueError:
@@ -335,8 +289,7 @@ def _check_writable(directory: Path, what: str) -> None:
         raise pytest.UsageError(f"{what}: {directory} cannot be written ({error.strerror or error})") from None
 
 
-def _check_false_alarm_budget(config: pytest.Config, registry: Registry) -> None:
-    raw = config.getini("claims_false_alarm_budget")
+def _check_false_alarm_budget(raw: str, registry: Registry) -> None:
     try:
         budget = float(raw)
     except ValueError:
@@ -363,7 +316,7 @@ def _catch_sigterm(state: State) -> None:
     and the claims cut off say `interrupted` (workers too: they finish their reports, not crash)."""
 
     def on_sigterm(signum: int, frame: Any) -> None:
-        state.interrupted_by = "SIGTERM"
+        interrupted(state.results, "SIGTERM", keep_first=False)
         raise KeyboardInterrupt("SIGTERM")
 
     try:
@@ -413,10 +366,10 @@ def raised_where(error: BaseException) -> str:
 def _check_only_mutant(config: pytest.Config, state: State) -> None:
     """--claims-mutant NAME selects mutants of a --claims-mutants run: without one it would be ignored, and an empty or
     unknown name would select none and end green with no mutant tried; each is one UsageError."""
-    only = config.getoption("claims_only_mutant", None)
+    only = state.settings.only_mutants
     if not only:
         return
-    if not state.run_mutants:
+    if not state.settings.run_mutants:
         raise pytest.UsageError(
             f"--claims-mutant {only[0]!r} selects mutants of a mutant run: give --claims-mutants too"
         )
@@ -430,20 +383,20 @@ def _check_only_mutant(config: pytest.Config, state: State) -> None:
 
 
 def _load_mutants(config: pytest.Config, state: State) -> None:
-    module = config.getini("claims_mutants")
+    module = state.settings.mutants_module
     named = {m for c in state.registry.claims.values() for s in c.statements.values() for m in s.mutants}
     if not module:
-        if state.run_mutants:
+        if state.settings.run_mutants:
             raise pytest.UsageError("--claims-mutants needs the ini key claims_mutants (the module listing MUTANTS)")
         return
     try:
-        state.mutants = catalogue(module)
+        found = catalogue(module)
     except MutantError as error:
         raise pytest.UsageError(f"claims_mutants = {module}: {error}") from None
     except Exception as error:  # the catalogue is the project's code: whatever it raises is one line naming it
         raise pytest.UsageError(f"claims_mutants = {module}: importing it raised {raised_where(error)}") from None
     loaded = getattr(sys.modules.get(module), "__file__", None) or "?"
-    unknown = sorted(named - set(state.mutants))
+    unknown = sorted(named - set(found))
     if unknown:
         where = sorted(
             f"{c.id}:{s.name} ({', '.join(m for m in s.mutants if m in unknown)})"
@@ -454,13 +407,13 @@ def _load_mutants(config: pytest.Config, state: State) -> None:
         raise pytest.UsageError(
             f"registry names mutants that {module} (loaded from {loaded}) does not define: {'; '.join(where)}"
         )
-    stale = {name: stale_mutants(module, [name]) for name in sorted(named)}
-    stale = {name: lines[0] for name, lines in stale.items() if lines}
-    if stale and state.run_mutants:
+    found_stale = {name: stale_mutants(module, [name]) for name in sorted(named)}
+    stale = {name: lines[0] for name, lines in found_stale.items() if lines}
+    if stale and state.settings.run_mutants:
         raise pytest.UsageError(
             "mutants that no longer apply:\n  "
             + "\n  ".join(stale.values())
             + f"\n  remedy: update each snippet in {loaded} to the code as it now reads (or drop the mutant from "
             "the registry)"
         )
-    state.stale_mutants = stale  # without --claims-mutants: a problem of each claim that lists one (session)
+    loaded_catalogue(state.mutants, found, stale)  # stale without --claims-mutants: a problem of each claim (session)

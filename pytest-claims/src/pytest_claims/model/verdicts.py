@@ -113,6 +113,15 @@ def mutant_label(result: dict[str, Any], registered: str, *, counted: bool = Tru
     return f"{outcome} (registered {registered}): {word}"
 
 
+def verbose_word(found: dict[str, Any]) -> str:
+    """A mutant item's word in the verbose terminal line and the HTML row (`found`: its result, as shipped)."""
+    if found["killed"]:
+        return "KILLED: " + mutant_label(found, found.get("registered", "?")).rpartition(": ")[0]
+    if found["expected"]:
+        return f"{found['kind'].upper()} (expected)"
+    return found["kind"].upper()
+
+
 @dataclass
 class StatementRun:
     """One statement test's definitive outcome, as carried from a worker to the controller."""
@@ -190,7 +199,7 @@ def power(claim: Claim, runs: Iterable[StatementRun]) -> dict[str, Any] | None:
                 ends[result["mutant"]] = (end, mutant_label(result, statement.expected))
     if not per_statement:
         return None
-    statements = {}
+    statements: dict[str, dict[str, Any]] = {}
     kinds = dict.fromkeys(MUTANT_ENDS, 0)
     labels: dict[str, int] = {}
     rank: dict[str, int] = {}  # a label's place: kills first, in the order of MUTANT_ENDS, then the uncounted
@@ -310,10 +319,10 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     # its cells) is not shown: the claim is inconclusive, naming it.
     inconclusive = sorted({r.statement for r in undecided if decisive(r) and claim.statements[r.statement].required})
     if inconclusive:
-        reasons = "; ".join(sorted({r.reason for r in undecided if r.statement in inconclusive and r.reason}))[:600]
+        why = "; ".join(sorted({r.reason for r in undecided if r.statement in inconclusive and r.reason}))[:600]
         return (
             Verdict.INCONCLUSIVE,
-            f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({reasons})",
+            f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({why})",
         )
     missing, skipped = [], []
     for name, statement in claim.statements.items():
@@ -433,7 +442,9 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
 
     A test that did not run in both is not a change."""
     before = {c["id"]: c for c in previous.get("claims", [])}
-    claims, statements, selection = [], [], []
+    claims: list[dict[str, Any]] = []
+    statements: list[dict[str, Any]] = []
+    selection: list[dict[str, Any]] = []
     for record in current.get("claims", []):
         old = before.get(record["id"])
         if old is None:

@@ -21,7 +21,6 @@ from pytest_claims.model.verdicts import (
     SCHEMA_VERSION,
     ClaimInputs,
     StatementRun,
-    changes,
     summarise,
 )
 
@@ -49,7 +48,6 @@ def build(
     collection_errors: list[dict[str, str]],
     runs: list[dict[str, Any]],
     timings: dict[str, Any],
-    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The verdicts.json payload (claim verdicts by `verdicts.summarise`, the rules of a single run)."""
     payload: dict[str, Any] = {
@@ -67,8 +65,6 @@ def build(
         "runs": runs,
         "timings": timings,
     }
-    if previous is not None:
-        payload["changes"] = changes(previous, payload)
     return payload
 
 
@@ -127,7 +123,7 @@ def claim_from(record: dict[str, Any]) -> Claim:
     """The registry record of a claim, as verdicts.json carries it."""
     reg = record["registry"]
     statements = {
-        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+        name: Statement(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})  # type: ignore[arg-type]
         for name, fields in reg["statements"].items()
     }
     return Claim(

@@ -4,7 +4,7 @@ statement's chain by batch, and a paper's bounded decisions against their thresh
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from pytest_claims.outcomes import Expected
 from pytest_claims.report.style import esc
@@ -65,7 +65,7 @@ def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 
 def _bounds(records: list[dict[str, Any]]) -> list[tuple[str, float, float, float, str]]:
     """(label, lower, upper, threshold, side) of every bounded decision in these claims' statement runs: evidence
     values with numeric lower, upper and threshold (decide_rate, decide_interval), side '>=' or '<='."""
-    out = []
+    out: list[tuple[str, float, float, float, str]] = []
     for record in records:
         for run in record["statements"]:
             for what, value in run.get("evidence", {}).items():
@@ -75,7 +75,10 @@ def _bounds(records: list[dict[str, Any]]) -> list[tuple[str, float, float, floa
                 if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in numbers):
                     continue
                 side = "<=" if "<" in str(value.get("statement", ">=")) else ">="
-                out.append((f"{record['key']} {run['statement']} ({run['tier']}): {what}", *numbers, side))
+                lower, upper, threshold = (float(cast(float, v)) for v in numbers)  # numbers: checked above
+                out.append(
+                    (f"{record['key']} {run['statement']} ({run['tier']}): {what}", lower, upper, threshold, side)
+                )
     return out
 
 

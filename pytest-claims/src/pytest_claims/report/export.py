@@ -247,12 +247,16 @@ class Exporter:
         self.formats = formats
         self.written: list[Path] = []
         self.failed = ""
+        self.payload: dict[str, Any] = {}  # the verdicts, once published (pytest_claims_payload)
+
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
 
     def pytest_sessionfinish(self) -> None:
-        if not self.state.payload:
+        if not self.payload:
             return
         try:
-            self.written = write_exports(self.state.payload, self.state.report_dir, self.formats)
+            self.written = write_exports(self.payload, self.state.report_dir, self.formats)
         except OSError as error:  # the run's verdicts stand; the export says why it is missing
             self.failed = f"claim table export failed: {error}"
 

@@ -55,7 +55,7 @@ def signals_deferred() -> Iterator[list[str]]:
     if threading.current_thread() is not threading.main_thread():
         yield received
         return
-    previous: dict[int, Any] = {}
+    previous: dict[int, Any] = {}  # signal number -> the handler it had
 
     def note(signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name
@@ -67,14 +67,14 @@ def signals_deferred() -> Iterator[list[str]]:
 
     for kind in (signal.SIGTERM, signal.SIGINT):
         try:
-            previous[kind] = signal.signal(kind, note)
+            previous[int(kind)] = signal.signal(kind, note)
         except (ValueError, OSError):
             pass
     try:
         yield received
     finally:
-        for kind, handler in previous.items():
-            signal.signal(kind, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _temporary(path: Path, tag: str) -> Path:
@@ -175,6 +175,10 @@ class ReportWriter:
         self.finishing = False
         self.html_text: str | None = None
         self.html_path: Path | None = None
+        self.payload: dict[str, Any] = {}  # the verdicts, once published (pytest_claims_payload)
+
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -183,13 +187,13 @@ class ReportWriter:
         html = pytest_html_report(session.config)
         if html is None or compat.write_report_problem(type(html)):
             return
-        self.html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
+        self.html_path = html_path = Path(getattr(html, "_report_path", session.config.option.htmlpath))
 
         def take(rendered: str) -> None:
             if self.finishing:
                 self.html_text = rendered
             else:  # an intermediate page (ini generate_report_on_test): alone, but never half written
-                write_together([(self.html_path, rendered)])
+                write_together([(html_path, rendered)])
 
         html._write_report = take
 
@@ -215,20 +219,20 @@ class ReportWriter:
 
     def note(self, session: pytest.Session, line: str) -> None:
         """A line in the terminal summary (or on stderr without one)."""
-        self.state.report_notes.append(line)
+        self.state.reports.notes.append(line)
         if not session.config.pluginmanager.has_plugin("terminalreporter"):
             sys.stderr.write(line + "\n")
 
     def write(self, session: pytest.Session) -> None:
         state = self.state
-        payload = state.payload
+        payload = self.payload
         if not payload:  # no verdicts (the registry check stopped the run, --collect-only): the previous reports stay
             return
-        if state.reports_kept:  # a run that ran no test body replaces nothing and is not saved
+        if state.results.reports_kept:  # a run that ran no test body replaces nothing and is not saved
             self.note(
                 session,
-                f"pytest-claims: {state.reports_kept}: {state.report_dir / 'verdicts.json'} and the page are left as "
-                "they were, and the run is not saved",
+                f"pytest-claims: {state.results.reports_kept}: {state.report_dir / 'verdicts.json'} and the page are "
+                "left as they were, and the run is not saved",
             )
             return
         files = [(state.report_dir / "verdicts.json", verdicts_json.text(payload))]
@@ -240,11 +244,11 @@ class ReportWriter:
             self.note(session, "pytest-claims: " + failed_write_line(error, [path for path, _ in files]))
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # the summary still shows (pytest decided that before)
             return
-        state.reports_written = True
+        state.reports.written = True
         prune_figures(state.report_dir, named_figures(payload))
-        if session.config.getini(history.SAVE_INI):  # the numbered copy, once the pair is in place
+        if state.settings.save_runs:  # the numbered copy, once the pair is in place
             try:
-                state.saved_run = history.save_run(state.report_dir, payload)
+                state.reports.saved_run = history.save_run(state.report_dir, payload)
             except OSError as error:
                 self.note(session, f"pytest-claims: this run was not saved under {state.report_dir / 'runs'}: {error}")
 

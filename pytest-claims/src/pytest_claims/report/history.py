@@ -39,16 +39,6 @@ class CompareError(ValueError):
     """An argument that names no readable saved run."""
 
 
-def add_options(parser: pytest.Parser, group: Any) -> None:
-    parser.addini(
-        SAVE_INI,
-        "keep each run's verdicts.json as <claims_report_dir>/runs/NNNN_<date>_seed<seed>/verdicts.json "
-        "(the last one is the default --previous-verdicts)",
-        type="bool",
-        default=True,
-    )
-
-
 def _runs_root(report_dir: Path) -> Path | None:
     """`report_dir`/runs when it is a real directory (not a symbolic link out of the report directory), else None."""
     root = Path(report_dir) / RUNS_DIR

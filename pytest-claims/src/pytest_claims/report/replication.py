@@ -10,6 +10,10 @@ from pytest_claims.outcomes import VERDICT_COLOURS as COLOURS
 from pytest_claims.report.style import badge, esc
 from pytest_claims.stats.shown_numbers import significant
 
+OUTCOME_WORD_COLOURS: dict[str, str] = {
+    word.value: colour for word, colour in OUTCOME_COLOURS.items()
+}  # by a file's word
+
 
 def replication_html(replication: dict[str, Any] | None) -> str:
     """A replication set (runs under several master seeds): per claim its verdict under each seed and
@@ -87,7 +91,7 @@ def _chain_cell(chain: dict[str, Any] | None) -> str:
         if "batches" in chain
         else ""
     )
-    return f"<td>{badge(outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}{counts}</td>"
+    return f"<td>{badge(outcome, OUTCOME_WORD_COLOURS.get(outcome, NEUTRAL_COLOUR))}{counts}</td>"
 
 
 def pooled_html(pooled: list[dict[str, Any]] | None, seeds: list[str]) -> str:
@@ -96,14 +100,14 @@ def pooled_html(pooled: list[dict[str, Any]] | None, seeds: list[str]) -> str:
         return ""
     rows = []
     for p in pooled:
-        outcome = p.get("outcome")
+        outcome: str | None = p.get("outcome")
         if outcome is None:
             result = f"<td>not pooled<br><small>{esc(p.get('why', ''))}</small></td>"
         else:
             at = p.get("decided_at")
             where = f"crossed at seed {esc(at['seed'])}, batch {esc(at['batch'])}" if at else "neither crossed"
             result = (
-                f"<td>{badge('pooled: ' + outcome, OUTCOME_COLOURS.get(outcome, NEUTRAL_COLOUR))}<br><small>ln E "
+                f"<td>{badge('pooled: ' + outcome, OUTCOME_WORD_COLOURS.get(outcome, NEUTRAL_COLOUR))}<br><small>ln E "
                 f"{significant(p['log_e_for'])} for (needs {significant(p['needs_for'])}), "
                 f"{significant(p['log_e_against'])} against (needs {significant(p['needs_against'])}); "
                 f"{where}</small></td>"

@@ -16,9 +16,11 @@ from pytest_claims.roles.state import (
     SELECTED_OUTPUT,
     STATEMENT,
     STATEMENT_OF_OUTPUT,
+    Collected,
     State,
     is_worker,
 )
+from pytest_claims.model.registry import Registry
 
 
 def registry_check_message(problems: list[str]) -> str:
@@ -27,7 +29,8 @@ def registry_check_message(problems: list[str]) -> str:
 
 def reserved_evidence_names(items: list[pytest.Item]) -> list[str]:
     """One line per place a claim test module records evidence under a name the report uses itself."""
-    problems, seen = [], set()
+    problems: list[str] = []
+    seen: set[Any] = set()
     for item in items:
         path = getattr(item, "path", None)
         if STATEMENT not in item.stash or path is None or path in seen:
@@ -54,13 +57,13 @@ class Collection:
     ) -> None:
         state = self.state
         # pytest calls this only once every module is collected (pytest_collection_finish comes even after a signal)
-        state.collected = not is_worker(config)
+        state.collection.collected = not is_worker(config)
         problems = []
         for item in items:
-            tiers = [t for t in state.tiers if item.get_closest_marker(t)]
+            tiers = [t for t in state.registry.tiers if item.get_closest_marker(t)]
             if len(tiers) != 1:
                 problems.append(
-                    f"{item.nodeid}: needs exactly one scale marker of {state.tiers}, has {tiers or 'none'}"
+                    f"{item.nodeid}: needs exactly one scale marker of {state.registry.tiers}, has {tiers or 'none'}"
                 )
                 continue
             item.stash[DECLARED_TIER] = tiers[0]
@@ -74,8 +77,8 @@ class Collection:
             marker = markers[0] if markers else None
             if marker is None:
                 continue
-            cid = marker.args[0] if marker.args else None
-            name = marker.kwargs.get("statement")
+            cid: Any = marker.args[0] if marker.args else None  # checked against the registry next
+            name: Any = marker.kwargs.get("statement")
             claim = state.registry.claims.get(cid)
             if claim is None:
                 problems.append(f"{item.nodeid}: unknown claim {cid!r} (not in the registry)")
@@ -85,9 +88,9 @@ class Collection:
                 problems.append(f"{item.nodeid}: claim {cid!r} has no statement {name!r} in the registry")
                 continue
             item.stash[STATEMENT] = (claim, statement)
-            state.exercised.setdefault(cid, set()).add(name)
+            state.collection.exercised.setdefault(cid, set()).add(name)
             if statement.scale_free:
-                for other in state.tiers:
+                for other in state.registry.tiers:
                     if other != tiers[0]:
                         item.add_marker(other)
             if statement.expected == Expected.REFUTED:
@@ -96,27 +99,30 @@ class Collection:
                 )
         problems += reserved_evidence_names(items)
         if problems:
-            state.registry_check_failed = "; ".join(problems)
+            state.collection.registry_check_failed = "; ".join(problems)
             if is_worker(config):  # xdist turns a worker's UsageError into an INTERNALERROR: collect nothing and
-                config.workeroutput[REGISTRY_PROBLEMS] = problems  # let the controller fail with the same lines
+                getattr(config, "workeroutput")[REGISTRY_PROBLEMS] = (
+                    problems  # let the controller fail with the same lines
+                )
                 items[:] = []
                 return
             raise pytest.UsageError(registry_check_message(problems))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         state = self.state
-        state.selected = {item.stash[STATEMENT][0].id for item in session.items if STATEMENT in item.stash}
-        state.statement_of = {
+        state.collection.selected = {item.stash[STATEMENT][0].id for item in session.items if STATEMENT in item.stash}
+        state.collection.statement_of = {
             item.nodeid: (item.stash[STATEMENT][0].id, item.stash[STATEMENT][1].name)
             for item in session.items
             if STATEMENT in item.stash
         }
         if is_worker(session.config):
-            session.config.workeroutput[EXERCISED_OUTPUT] = {c: sorted(s) for c, s in state.exercised.items()}
-            session.config.workeroutput[SELECTED_OUTPUT] = sorted(state.selected)
-            session.config.workeroutput[STATEMENT_OF_OUTPUT] = state.statement_of
+            output: dict[str, Any] = getattr(session.config, "workeroutput")  # xdist's, on a worker only
+            output[EXERCISED_OUTPUT] = {c: sorted(s) for c, s in state.collection.exercised.items()}
+            output[SELECTED_OUTPUT] = sorted(state.collection.selected)
+            output[STATEMENT_OF_OUTPUT] = state.collection.statement_of
         else:
-            state.scheduled = {test: {cid} for test, (cid, _) in state.statement_of.items()}
+            state.collection.scheduled = {test: {cid} for test, (cid, _) in state.collection.statement_of.items()}
 
 
 def block_starts(count: int, workers: int) -> list[int]:
@@ -153,3 +159,27 @@ class WorkUnitsFirst:
     ) -> None:
         workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1) if is_worker(config) else 1
         items[:] = units_first(items, lambda item: item.get_closest_marker("work_unit") is not None, workers)
+
+
+def worker_collected(facts: Collected, registry: Registry, worker: str, workers: int, ids: list[str]) -> None:
+    """On the controller: an xdist `worker` (of `workers`) collected the tests `ids`; collection ends once every
+    worker has reported its own. A test's claim is found by its module (the worker says which statement later)."""
+    facts.workers_collected.add(worker)
+    facts.collected = len(facts.workers_collected) >= workers
+    for module in {nodeid.split("::", 1)[0] for nodeid in ids}:
+        facts.selected.update(claim.id for claim in registry.claims_of_module(module))
+    for nodeid in ids:
+        claims = {claim.id for claim in registry.claims_of_module(nodeid.split("::", 1)[0])}
+        if claims:
+            facts.scheduled.setdefault(nodeid, set()).update(claims)
+
+
+def worker_finished(facts: Collected, output: dict[str, Any]) -> None:
+    """On the controller: what an xdist worker's collection handed back at its end (`workeroutput`)."""
+    if output.get(REGISTRY_PROBLEMS) and not facts.workers_registry_problems:
+        facts.workers_registry_problems = list(output[REGISTRY_PROBLEMS])
+        facts.registry_check_failed = "; ".join(facts.workers_registry_problems)
+    for cid, names in output.get(EXERCISED_OUTPUT, {}).items():
+        facts.exercised.setdefault(cid, set()).update(names)
+    facts.selected.update(output.get(SELECTED_OUTPUT, []))
+    facts.statement_of.update({test: (pair[0], pair[1]) for test, pair in output.get(STATEMENT_OF_OUTPUT, {}).items()})

@@ -40,6 +40,7 @@ from pytest_claims.statements.ledger import decided_at_look, ledger_locked, ledg
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, ClaimRefuted, StatementInconclusive
 from pytest_claims.stats.shown_numbers import significant
 from pytest_claims.roles.state import EVIDENCE, STATEMENT, State, declared_tier, is_worker
+from pytest_claims.roles.options import Settings
 
 UNTIL_OPTION = "--claims-continue-until"
 BUDGET_OPTION = "--claims-budget"
@@ -107,21 +108,21 @@ def _positive_whole(value: str, kind: str) -> int:
     return int(number)
 
 
-def configured(config: pytest.Config) -> Budget | None:
+def configured(settings: Settings) -> Budget | None:
     """The budget of this run's --claims-continue-until=decided (None where the run does not continue until
     decided); a budget missing, given without the option, or unreadable, and the option without a store, is one
     UsageError."""
-    until = config.getoption("claims_continue_until", None)
-    given = config.getoption("claims_budget", None)
+    until = settings.continue_until
+    given = settings.budget_option
     if until is None:
         if given:
             raise pytest.UsageError(
                 f"{BUDGET_OPTION} {given!r} is the budget of {UNTIL_OPTION}=decided: give that option too"
             )
         return None
-    if config.getoption("claims_no_store", False):
+    if settings.no_store:
         raise pytest.UsageError(f"{UNTIL_OPTION}: continuing needs the ledger, which --claims-no-store does not keep")
-    raw = given or config.getini(BUDGET_INI)
+    raw = given or settings.budget
     if not raw:
         raise pytest.UsageError(
             f"{UNTIL_OPTION}=decided needs a budget: {BUDGET_OPTION}=batches:N, trials:N or time:D (comma-separated "
@@ -180,7 +181,7 @@ class Continuation:
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         item, state = pyfuncitem, self.state
-        if item.stash.get(_INSIDE, False) or state.mutant_active or STATEMENT not in item.stash:
+        if item.stash.get(_INSIDE, False) or state.mutants.active or STATEMENT not in item.stash:
             return None
         path = ledger_path(state.store, state.running.seed, item)
         if path is None:
@@ -285,7 +286,7 @@ class Continuation:
     def stop(self, how: str, first: int | None, ledger: dict[str, Any], elapsed: float) -> dict[str, Any]:
         last = ledger["batches"][-1]
         return {
-            "run": self.state.report_id,
+            "run": self.state.inputs.report_id,
             "ended": how,
             "budget": self.budget.text if self.budget is not None else None,
             "first_batch": first,
@@ -328,7 +329,7 @@ class Continuation:
                 figures = list(evidence.figures)
                 now["decided"] = {"outcome": str(outcome), "message": str(ended or ""), "evidence": values}
                 now["decided"]["figures"] = figures
-                now["decided"]["run"] = self.state.report_id
+                now["decided"]["run"] = self.state.inputs.report_id
             write_ledger(self.state.store, path, now)
 
     def recorded_decision(self, item: pytest.Item, ledger: dict[str, Any]) -> dict[str, Any] | None:

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from pytest_claims.report import html_report
-from pytest_claims.roles.mutants import verbose_word
 from pytest_claims.outcomes import FAILED, HELD, INCONCLUSIVE, NEUTRAL_COLOUR, OUTCOME_COLOURS, REFUTED
 from pytest_claims.report.style import badge, esc
-from pytest_claims.roles.session import tier_of
-from pytest_claims.roles.state import MUTANT_PROPERTY, REFERENCE_PROPERTY, RUN_PROPERTY, State
+from pytest_claims.roles.state import MUTANT_PROPERTY, REFERENCE_PROPERTY, RUN_PROPERTY, State, tier_of
+from pytest_claims.model.verdicts import verbose_word
 
 
 class HtmlHooks:
@@ -25,16 +24,27 @@ class HtmlHooks:
     def __init__(self, state: State) -> None:
         self.state = state
         self.config = state.config
+        self.payload: dict[str, Any] = {}  # the verdicts, once published (pytest_claims_payload)
+
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:
-        report.title = (
-            f"{self.config.getini('claims_title')}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
-        )
+        report.title = f"{self.state.settings.title}: tier {tier_of(self.config)}, run {dt.date.today().isoformat()}"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
-        prefix.append(html_report.summary_html(self.state.payload, self.state.report_dir))
+        prefix.append(html_report.summary_html(self.payload, self.state.report_dir))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """A statement test's evidence table on its row, rendered here on the controller from the run the worker
+        shipped as data (before pytest-html's own logreport, which is trylast, reads `report.extras`)."""
+        props: dict[str, Any] = dict(report.user_properties or [])
+        run = props.get(RUN_PROPERTY) if report.when == "call" else None
+        if run is not None:
+            extras: list[Any] = list(getattr(report, "extras", None) or [])
+            setattr(report, "extras", extras + html_report.row_extras(run))  # pytest-html's attribute, not pytest's
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list) -> None:

@@ -31,30 +31,21 @@ import pytest
 
 from pytest_claims.outcomes import CRASHED, ERROR
 from pytest_claims.model.verdicts import END_CRASHED, END_TIMEOUT, MutantResult
+from pytest_claims.roles.options import Settings
 
 FACTOR_INI, GRACE_INI = "claims_mutant_time_factor", "claims_mutant_time_grace"
 FACTOR, GRACE = 10.0, 30.0
 _CHILD_FAILED = 70  # the child's own machinery failed (not the test): its message comes through the pipe
 
 
-def add_options(parser: pytest.Parser) -> None:
-    parser.addini(
-        FACTOR_INI,
-        "a --mutants run stops a mutant after this many times its real test's time",
-        default=str(FACTOR),
-    )
-    parser.addini(GRACE_INI, "... plus this many seconds (then the mutant ends `timeout`)", default=str(GRACE))
-
-
 def can_fork() -> bool:
     return hasattr(os, "fork") and hasattr(os, "killpg")
 
 
-def time_limit(config: pytest.Config, real_seconds: float | None, longest_known: float) -> tuple[float, str]:
+def time_limit(settings: Settings, real_seconds: float | None, longest_known: float) -> tuple[float, str]:
     """(seconds, how they were derived) for one mutant of a test that took `real_seconds` (None: not known here)."""
     values = []
-    for key in (FACTOR_INI, GRACE_INI):
-        raw = config.getini(key)
+    for key, raw in ((FACTOR_INI, settings.mutant_time_factor), (GRACE_INI, settings.mutant_time_grace)):
         try:
             value = float(raw)
         except (TypeError, ValueError):

@@ -31,9 +31,9 @@ from typing import Any, Iterator
 import pytest
 
 from pytest_claims import compat
-from pytest_claims.roles import mutant_process
+from pytest_claims.roles import mutant_process, options
 from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
-from pytest_claims.roles.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, State
+from pytest_claims.roles.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, Mutants, State
 from pytest_claims.model.verdicts import (
     END_ERRORED,
     END_NOT_TRIED,
@@ -42,7 +42,7 @@ from pytest_claims.model.verdicts import (
     KILL_GUARD,
     KILL_REFUTED,
     MutantResult,
-    mutant_label,
+    verbose_word,
 )
 from pytest_claims.roles.worker import running
 
@@ -336,12 +336,10 @@ def mutant_of(report: Any) -> dict[str, Any] | None:
     return next((value for name, value in getattr(report, "user_properties", ()) if name == MUTANT_PROPERTY), None)
 
 
-def verbose_word(found: dict[str, Any]) -> str:
-    if found["killed"]:
-        return "KILLED: " + mutant_label(found, found.get("registered", "?")).rpartition(": ")[0]
-    if found["expected"]:
-        return f"{found['kind'].upper()} (expected)"
-    return found["kind"].upper()
+def loaded_catalogue(mutants: Mutants, found: dict[str, Any], stale: dict[str, str]) -> None:
+    """The run's mutant catalogue as loaded and checked (`stale`: mutant -> why it no longer applies)."""
+    mutants.catalogue = found
+    mutants.stale = stale
 
 
 class MutantRunner:
@@ -363,12 +361,12 @@ class MutantRunner:
         for item in items:
             if STATEMENT in item.stash and not isinstance(item, MutantItem):
                 found = []
-                only = config.getoption("claims_only_mutant", None)  # --claims-mutant NAME (a reproduce line's)
+                only = options.settings_of(config).only_mutants  # --claims-mutant NAME (a reproduce line's)
                 for name in [m for m in item.stash[STATEMENT][1].mutants if not only or m in only]:
                     mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
                     mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
                     found.append(mutant)
-                    self.state.mutant_items[mutant.nodeid] = item.stash[STATEMENT][0].id
+                    self.state.mutants.items[mutant.nodeid] = item.stash[STATEMENT][0].id
                 per_test.append(found)
         rounds = max((len(found) for found in per_test), default=0)
         items.extend(found[i] for i in range(rounds) for found in per_test if i < len(found))
@@ -377,8 +375,8 @@ class MutantRunner:
         runtestprotocol = compat.runtestprotocol()
 
         state = self.state
-        mutant = state.mutants[name]
-        state.mutant_active = name
+        mutant = state.mutants.catalogue[name]
+        state.mutants.active = name
         clear_function_caches(Path(state.config.rootpath))
         try:
             with state.store.under_mutant(name, mutant.target.partition(":")[0]), running(state, item):
@@ -387,7 +385,7 @@ class MutantRunner:
         except MutantError as error:  # it cannot be applied (its changed defaults raise): an errored end, named
             return MutantResult(name, False, ERROR, str(error), END_ERRORED)
         finally:
-            state.mutant_active = ""
+            state.mutants.active = ""
             clear_function_caches(Path(state.config.rootpath))
             state.store.take_events(item.nodeid)
         return classify(name, reports)
@@ -395,10 +393,10 @@ class MutantRunner:
     def try_contained(self, item: MutantItem, nextitem: pytest.Item | None) -> MutantResult:
         """The mutant's test run in a child process (mutant_process), with a time limit from the real test's time;
         then this process tears down what `nextitem` does not need, as the test's own teardown would have."""
-        durations = self.state.durations
+        durations = self.state.results.durations
         real = durations.get(item.target.nodeid)
-        known = [seconds for test, seconds in durations.items() if test in self.state.statement_of]
-        limit, derived = mutant_process.time_limit(item.config, real, max(known, default=0.0))
+        known = [seconds for test, seconds in durations.items() if test in self.state.collection.statement_of]
+        limit, derived = mutant_process.time_limit(options.settings_of(item.config), real, max(known, default=0.0))
         result = mutant_process.run_forked(
             item.mutant, lambda: self.try_mutant(item.target, item.mutant, nextitem), limit, derived
         )
@@ -408,8 +406,8 @@ class MutantRunner:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """On an xdist worker (no Controller there) the times of the statement tests it ran, from which its mutants'
         time limits are derived (mutant_process.time_limit)."""
-        if hasattr(self.state.config, "workerinput") and report.nodeid in self.state.statement_of:
-            durations = self.state.durations
+        if hasattr(self.state.config, "workerinput") and report.nodeid in self.state.collection.statement_of:
+            durations = self.state.results.durations
             durations[report.nodeid] = durations.get(report.nodeid, 0.0) + float(getattr(report, "duration", 0) or 0)
 
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:

@@ -9,7 +9,9 @@ initial conftests added theirs, and each only where no one has taken it.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -197,36 +199,188 @@ def registered(config: pytest.Config, name: str) -> list[str]:
     return [name] + ([alias] if alias and alias in config.stash.get(ALIASES, ()) else [])
 
 
-def add_ini(parser: pytest.Parser) -> None:
-    parser.addini(
+class IniKey(NamedTuple):
+    """One ini key of the plugin: its name, `pytest --help` line, pytest type ("string", "args", "bool") and default
+    (None: pytest's, an empty string)."""
+
+    name: str
+    help: str
+    type: str = "string"
+    default: Any = None
+
+
+# Every ini key of the plugin, registered here only (docs/reference/configuration.md is checked against this table).
+INI_KEYS: list[IniKey] = [
+    IniKey(
+        "claims_registry",
+        "claim registry TOML file(s), relative to the rootdir (the plugin is inactive without one)",
+        "args",
+        [],
+    ),
+    # the one place the plugin names tiers: its default; everything else reads the settings
+    IniKey("claims_tiers", "scale markers, one per test, smallest first", "args", ["smoke", "full", "gpu"]),
+    IniKey(
+        "claims_min_mutants",
+        "least number of mutants a holds statement lists (or it says why in mutants_waived)",
+        "string",
+        "0",
+    ),
+    IniKey(
+        "claims_report_dir", "directory of verdicts.json and the figures, relative to the rootdir", "string", "reports"
+    ),
+    IniKey(
+        "claims_mutants", "importable module with the MUTANTS list (pytest_claims.roles.mutants.Mutant)", "string", ""
+    ),
+    IniKey("claims_store_dir", "result store directory (default: the pytest cache's d/claims-store)", "string", ""),
+    IniKey(
+        "claims_evidence_dir",
+        "evidence directory for the anytime ledgers, relative to the rootdir (default claims-evidence, never the "
+        "pytest cache)",
+        "string",
+        "",
+    ),
+    IniKey("claims_title", "title of the verdict report", "string", "Claim verification suite"),
+    IniKey(
+        "claims_false_alarm_budget",
+        "the most a tier's registered false-alarm probabilities may sum to",
+        "string",
+        "1e-3",
+    ),
+    IniKey("claims_seed", "master seed of the run's random draws, a non-negative integer (default 0)"),
+    IniKey(
+        "claims_save_runs",
+        "keep each run's verdicts.json as <claims_report_dir>/runs/NNNN_<date>_seed<seed>/verdicts.json "
+        "(the last one is the default --previous-verdicts)",
+        "bool",
+        True,
+    ),
+    IniKey(
+        "claims_mutant_time_factor",
+        "a --mutants run stops a mutant after this many times its real test's time",
+        "string",
+        "10.0",
+    ),
+    IniKey("claims_mutant_time_grace", "... plus this many seconds (then the mutant ends `timeout`)", "string", "30.0"),
+    IniKey(
+        "claims_progress_seconds",
+        "seconds between progress lines with the time left (0: none; none under -q)",
+        "string",
+        "60.0",
+    ),
+    IniKey(
         SHORT_INI,
         "also register the short aliases --seed, --mutants, --store-dir, --no-store, --previous-verdicts",
-        type="bool",
-        default=False,
-    )
-    parser.addini(
+        "bool",
+        False,
+    ),
+    IniKey(
         "claims_strict",
         "exit with status 6 when a selected claim's verdict is not the registered one (as --claims-strict)",
-        type="bool",
-        default=False,
-    )
-    parser.addini(
+        "bool",
+        False,
+    ),
+    IniKey(
         "claims_thread_limit",
         "under pytest-xdist, give each worker's BLAS/OpenMP/torch thread pools its share of the cores",
-        type="bool",
-        default=True,
-    )
-    parser.addini(
+        "bool",
+        True,
+    ),
+    IniKey(
         "claims_budget",
         "the budget of --claims-continue-until=decided when --claims-budget gives none (batches:N, trials:N, time:D)",
-        default="",
-    )
-    parser.addini(
+        "string",
+        "",
+    ),
+    IniKey(
         "claims_export",
         "formats of the claim table written beside verdicts.json on every run (csv markdown latex)",
-        type="args",
-        default=[],
+        "args",
+        [],
+    ),
+]
+
+
+def add_ini(parser: pytest.Parser) -> None:
+    """Register every ini key of `INI_KEYS` (pytest_addoption)."""
+    for key in INI_KEYS:
+        if key.default is None:
+            parser.addini(key.name, key.help, type=key.type)  # type: ignore[arg-type]
+        else:
+            parser.addini(key.name, key.help, type=key.type, default=key.default)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The plugin's options and ini keys, read once where an active run is configured (pytest_configure); the
+    roles read these fields, never the option or key by its string. Values a role checks itself (a budget, a
+    progress interval, a mutant time limit) are kept as given, so the check names the key as before."""
+
+    registry: tuple[str, ...]
+    tiers: tuple[str, ...]
+    report_dir: Path
+    title: str
+    false_alarm_budget: str
+    mutants_module: str
+    min_mutants: str
+    save_runs: bool
+    strict: bool
+    export: tuple[str, ...]
+    budget: str
+    progress_seconds: str
+    mutant_time_factor: str
+    mutant_time_grace: str
+    run_mutants: bool
+    only_mutants: tuple[str, ...]
+    budget_option: str | None  # --claims-budget (the ini key's value is `budget`)
+    no_store: bool
+    store_dir: str  # --claims-store-dir, else the ini key ("": the pytest cache's)
+    evidence_dir: str  # the anytime ledgers: --claims-evidence-dir, else the ini key, else claims-evidence
+    previous: str | None
+    continue_batch: bool
+    continue_until: str | None
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """The run's settings from `config` (every true/false key checked first: a bad one is one UsageError line)."""
+    check_flags(config)
+    option = config.getoption
+    export = option("claims_export")
+    return Settings(
+        registry=tuple(config.getini("claims_registry")),
+        tiers=tuple(config.getini("claims_tiers")),
+        report_dir=Path(config.rootpath) / config.getini("claims_report_dir"),
+        title=str(config.getini("claims_title")),
+        false_alarm_budget=str(config.getini("claims_false_alarm_budget")),
+        mutants_module=str(config.getini("claims_mutants")),
+        min_mutants=str(config.getini("claims_min_mutants")),
+        save_runs=ini_flag(config, "claims_save_runs"),
+        strict=strict(config),
+        export=(export,) if export else tuple(config.getini("claims_export")),
+        budget=str(config.getini("claims_budget")),
+        progress_seconds=str(config.getini("claims_progress_seconds")),
+        mutant_time_factor=str(config.getini("claims_mutant_time_factor")),
+        mutant_time_grace=str(config.getini("claims_mutant_time_grace")),
+        run_mutants=bool(option("claims_mutants")),
+        only_mutants=tuple(option("claims_only_mutant", None) or ()),
+        budget_option=option("claims_budget", None),
+        no_store=bool(option("claims_no_store", False)),
+        store_dir=option("claims_store_dir") or str(config.getini("claims_store_dir")),
+        evidence_dir=option("claims_evidence_dir") or str(config.getini("claims_evidence_dir")) or EVIDENCE_DIR,
+        previous=option("claims_previous", None),
+        continue_batch=bool(option("claims_continue", False)),
+        continue_until=option("claims_continue_until", None),
     )
+
+
+EVIDENCE_DIR = "claims-evidence"  # the default evidence directory, in the rootdir (never the pytest cache)
+SETTINGS = pytest.StashKey[Settings]()
+
+
+def settings_of(config: pytest.Config) -> Settings:
+    """The run's settings, read on the first call and kept in the config's stash."""
+    if SETTINGS not in config.stash:
+        config.stash[SETTINGS] = read_settings(config)
+    return config.stash[SETTINGS]
 
 
 def strict(config: pytest.Config) -> bool:

@@ -25,17 +25,9 @@ DURATIONS = ".test_durations"
 MAX_DURATIONS_BYTES = 64 * 2**20
 
 
-def add_ini(parser: pytest.Parser) -> None:
-    parser.addini(
-        INI,
-        "seconds between progress lines with the time left (0: none; none under -q)",
-        default=str(DEFAULT_SECONDS),
-    )
-
-
-def interval(config: pytest.Config) -> float | None:
-    """The seconds between lines, or None where none are written (0, or -q); a bad value is one UsageError line."""
-    raw = config.getini(INI)
+def interval(config: pytest.Config, raw: str) -> float | None:
+    """The seconds between lines (`raw`: the ini key's value), or None where none are written (0, or -q); a bad value
+    is one UsageError line."""
     try:
         seconds = float(raw)
     except (TypeError, ValueError):

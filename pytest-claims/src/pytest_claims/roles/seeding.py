@@ -22,11 +22,6 @@ DEFAULT_SEED = 0
 MASTER_SEED = pytest.StashKey[int]()
 
 
-def add_options(parser: pytest.Parser, group: Any) -> None:
-    """The ini key (the option `--claims-seed`, alias `--seed`, is in pytest_claims.roles.options)."""
-    parser.addini(SEED_INI, f"master seed of the run's random draws, a non-negative integer (default {DEFAULT_SEED})")
-
-
 def parse_seed(raw: Any, where: str) -> int:
     """A master seed from an option or ini value: a non-negative integer, else one line naming where it came from."""
     try:

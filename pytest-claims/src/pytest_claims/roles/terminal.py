@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_claims.statements.families import family_lines
-from pytest_claims.roles.mutants import mutant_of, verbose_word
+from pytest_claims.roles.mutants import mutant_of
+from pytest_claims.model.verdicts import verbose_word
 from pytest_claims.stats.shown_numbers import counted
 from pytest_claims.roles.state import State
 from pytest_claims.model.verdicts import mutant_label
@@ -119,12 +120,14 @@ def report_section(writer: Any, state: State) -> None:
         where = "(no HTML: give --html=PATH)"
     else:
         where = "(no HTML: it needs pytest-html, pip install 'pytest-claims[html]')"
-    for note in state.report_notes:  # a failed write or a deferred signal, one line each
+    for note in state.reports.notes:  # a failed write or a deferred signal, one line each
         writer.write_line(note)
-    if state.reports_written:
+    if state.reports.written:
         writer.write_line(f"report: {state.report_dir / 'verdicts.json'} {where}")
-    if state.saved_run is not None:
-        writer.write_line(f"saved as run {state.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)")
+    if state.reports.saved_run is not None:
+        writer.write_line(
+            f"saved as run {state.reports.saved_run.parent.name} (compare two runs: pytest-claims-compare A B)"
+        )
 
 
 def mutants_progress_line(test: str, results: list[dict[str, Any]]) -> str:
@@ -153,6 +156,7 @@ class Terminal:
     def __init__(self, state: State) -> None:
         self.state = state
         self.mutants_seen: dict[str, list[dict[str, Any]]] = {}
+        self.payload: dict[str, Any] = {}  # the verdicts, once published (pytest_claims_payload)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         found = mutant_of(report) if report.when == "call" else None
@@ -163,13 +167,16 @@ class Terminal:
         writer = self.state.config.pluginmanager.get_plugin("terminalreporter")
         if writer is None or writer.verbosity < 0:
             return
-        if self.state.config.getoption("claims_only_mutant", None):  # a mutant's reproduce line: say how it ended
+        if self.state.settings.only_mutants:  # a mutant's reproduce line: say how it ended
             writer.write_line(mutant_end_line(found))
         elif len(results) == found["of"]:
             writer.write_line(mutants_progress_line(found["test"], results))
 
+    def pytest_claims_payload(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        payload = self.state.payload
+        payload = self.payload
         if not payload:
             return
         changes_section(terminalreporter, payload)

@@ -17,7 +17,6 @@ import pytest
 
 from pytest_claims.roles import options
 from pytest_claims.statements import ledger
-from pytest_claims.report import html_report
 from pytest_claims.context import RunningTest
 from pytest_claims.model.evidence import Evidence
 from pytest_claims.roles.seeding import master_seed
@@ -50,7 +49,7 @@ from pytest_claims.model.verdicts import StatementRun
 def new_evidence(item: pytest.Item) -> Evidence:
     state = state_of(item.config)
     report_dir = state.report_dir if state is not None else Path(item.config.rootpath) / "reports"
-    evidence = Evidence(report_dir, item.nodeid, draw_figures=not (state and state.mutant_active))
+    evidence = Evidence(report_dir, item.nodeid, draw_figures=not (state and state.mutants.active))
     item.stash[EVIDENCE] = evidence
     return evidence
 
@@ -94,8 +93,8 @@ def reproduce_command(item: pytest.Item) -> str:
     if getattr(config.option, "markexpr", ""):
         args += ["-m", config.option.markexpr]
     state = state_of(config)
-    if state is not None and state.mutant_active:
-        args += ["--claims-mutants", f"--claims-mutant={state.mutant_active}"]
+    if state is not None and state.mutants.active:
+        args += ["--claims-mutants", f"--claims-mutant={state.mutants.active}"]
     return shlex.join(["pytest", item.nodeid, *args, *project])
 
 
@@ -120,7 +119,7 @@ def running(state: State, item: pytest.Item) -> Iterator[None]:
         reproduce=lambda: reproduce_command(item),
         decision=lambda: item.stash[STATEMENT][1].decision if STATEMENT in item.stash else {},
         continuing=lambda: ledger.continuing(item.config),
-        run_id=lambda: state.report_id,
+        run_id=lambda: state.inputs.report_id,
         statement=lambda: item.stash[STATEMENT][1].name if STATEMENT in item.stash else "",
         family=lambda: family_record(item),
     )
@@ -174,11 +173,11 @@ def _as_inconclusive(report: pytest.TestReport, call: pytest.CallInfo[Any]) -> N
     report.longrepr = (str(item_path(report)), 0, f"inconclusive: {message}")
     if hasattr(report, "wasxfail"):
         del report.wasxfail
-    report.claims_inconclusive = message  # an attribute: xdist serialises the report's __dict__
+    setattr(report, "claims_inconclusive", message)  # an attribute: xdist serialises the report's __dict__
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    if report.when == "call" and getattr(report, "claims_inconclusive", ""):
+    if report.when == "call" and getattr(report, "claims_inconclusive", None):
         return INCONCLUSIVE, "i", "INCONCLUSIVE"
     return None
 
@@ -206,7 +205,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
     state = state_of(item.config)
     if state is None:
         return
-    if state.mutant_active:  # what the mutant runner classifies by: the exception's type, not its message
+    if state.mutants.active:  # what the mutant runner classifies by: the exception's type, not its message
         report.claims_assertion = call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
         report.claims_refuted = call.excinfo is not None and call.excinfo.errisinstance(ClaimRefuted)
         report.claims_raised_at = raised_at(item, call)
@@ -237,6 +236,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]):
         evidence=evidence.as_dict() if evidence else {},
         figures=list(evidence.figures) if evidence else [],
     )
-    report.user_properties.append((RUN_PROPERTY, asdict(run)))
-    if report.when == "call":
-        report.extras = getattr(report, "extras", []) + html_report.row_extras(asdict(run))
+    report.user_properties.append((RUN_PROPERTY, asdict(run)))  # data only: the controller renders it (html_hooks)
