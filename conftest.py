@@ -4,6 +4,5 @@ pytest_plugins = [
     "suite_plugin.options",
     "suite_plugin.l6_options",
     "suite_plugin.schedule",
-    "suite_plugin.serial_threads",
     "pytester",
 ]

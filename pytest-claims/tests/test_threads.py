@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 
@@ -101,3 +102,60 @@ def test_only_a_worker_of_a_marked_controller_counts_as_a_worker(monkeypatch):
     assert threads.in_worker() == 0
     monkeypatch.setenv(threads.CONTROLLER_VARIABLE, str(os.getppid()))
     assert threads.in_worker() == 2
+
+
+def serial_seen(pytester: pytest.Pytester) -> dict:
+    return json.loads((pytester.path / "seen-serial.json").read_text())
+
+
+def test_the_serial_limit_applies_only_without_workers_the_users_variable_or_the_limit_off(monkeypatch):
+    """Moved from the suite's own serial_threads.py: a run without workers, nobody's thread variable, the limit on."""
+
+    def config(numprocesses=None, worker=False, off=False):
+        made = SimpleNamespace(option=SimpleNamespace(numprocesses=numprocesses, claims_no_thread_limit=off))
+        made.getini = lambda key: True
+        if worker:
+            made.workerinput = {}
+        return made
+
+    monkeypatch.setattr(threads, "user_set", lambda: [])
+    assert threads.serial_applies(config(), 1)
+    assert not threads.serial_applies(config(), 0), "0 (the default) leaves the libraries' pools"
+    assert not threads.serial_applies(config(numprocesses=2), 1), "the xdist controller: the plugin sets its workers"
+    assert not threads.serial_applies(config(worker=True), 1), "a worker: the plugin gave it its share"
+    assert not threads.serial_applies(config(off=True), 1), "--claims-no-thread-limit"
+    monkeypatch.setattr(threads, "user_set", lambda: ["OPENBLAS_NUM_THREADS"])
+    assert not threads.serial_applies(config(), 1), "a thread variable the user set is the user's choice"
+
+
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: one thread, limited or not")
+def test_a_serial_run_limits_blas_and_torch_loaded_by_the_test_modules_once_collected(pytester, clean_environment):
+    project(pytester)
+    pytester.syspathinsert()
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "early_imports", "-o", "claims_serial_threads=1")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["claims: 1 BLAS/torch thread(s) in this process once collected*"])
+    assert serial_seen(pytester) == {"blas": [1], "torch": 1}, serial_seen(pytester)
+
+
+@pytest.mark.skipif(threads.cores() < 2, reason="one core: one thread, limited or not")
+@pytest.mark.parametrize("how", ["unset", "user-variable", "limit-off"])
+def test_a_serial_run_keeps_the_libraries_threads_unless_asked(pytester, clean_environment, monkeypatch, how):
+    """Unset (other projects: nothing changes), a variable the user set, or the thread limit turned off."""
+    project(pytester)
+    args = {"unset": [], "user-variable": ["-o", "claims_serial_threads=1"]}.get(
+        how, ["-o", "claims_serial_threads=1", "--claims-no-thread-limit"]
+    )
+    if how == "user-variable":
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", *args)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.no_fnmatch_line("claims: * BLAS/torch thread(s) in this process*")
+    assert max(serial_seen(pytester)["blas"]) >= 2, serial_seen(pytester)
+
+
+def test_a_bad_serial_thread_count_is_one_line_naming_the_key(pytester):
+    project(pytester)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-o", "claims_serial_threads=two")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(["*ini key claims_serial_threads in *'two'; it takes a whole number of threads*"])

@@ -113,8 +113,20 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    line = threads.header_line(config) if config.getini("claims_registry") and not is_worker(config) else None
+    if not config.getini("claims_registry") or is_worker(config):
+        return None
+    line = threads.header_line(config, options.settings_of(config).serial_threads)
     return [line] if line else None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A run without workers limits its threads where claims_serial_threads asks, once the test modules are imported
+    (so the libraries they load are covered)."""
+    config = session.config
+    if config.getini("claims_registry") and not is_worker(config):
+        count = options.settings_of(config).serial_threads
+        if threads.serial_applies(config, count):
+            threads.limit_serial(count)
 
 
 @pytest.hookimpl(tryfirst=True)

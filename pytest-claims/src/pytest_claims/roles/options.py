@@ -286,6 +286,12 @@ INI_KEYS: list[IniKey] = [
         True,
     ),
     IniKey(
+        "claims_serial_threads",
+        "in a run without xdist workers, limit BLAS and torch to this many threads once collected (0: leave them)",
+        "string",
+        "0",
+    ),
+    IniKey(
         "claims_budget",
         "the budget of --claims-continue-until=decided when --claims-budget gives none (batches:N, trials:N, time:D)",
         "string",
@@ -338,6 +344,7 @@ class Settings:
     previous: str | None
     continue_batch: bool
     continue_until: str | None
+    serial_threads: int  # claims_serial_threads (0: leave the libraries' thread pools as they are)
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -369,6 +376,7 @@ def read_settings(config: pytest.Config) -> Settings:
         previous=option("claims_previous", None),
         continue_batch=bool(option("claims_continue", False)),
         continue_until=option("claims_continue_until", None),
+        serial_threads=serial_threads(config),
     )
 
 
@@ -386,6 +394,21 @@ def settings_of(config: pytest.Config) -> Settings:
 def strict(config: pytest.Config) -> bool:
     given = config.getoption("claims_strict", None)
     return bool(given) if given is not None else ini_flag(config, "claims_strict")
+
+
+def serial_threads(config: pytest.Config) -> int:
+    """The ini key claims_serial_threads as a count (0: off), or one UsageError naming the key and its value."""
+    given = str(config.getini("claims_serial_threads")).strip() or "0"
+    try:
+        count = int(given)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise pytest.UsageError(
+            f"ini key claims_serial_threads in {config.inipath}: {given!r}; it takes a whole number of threads "
+            "(0 leaves the libraries' own)"
+        )
+    return count
 
 
 FLAG_KEYS = ("claims_strict", "claims_thread_limit", "claims_save_runs")
