@@ -22,11 +22,16 @@ only), in natural logs throughout (e-values overflow doubles: ln E reaches 1e4 a
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_claims.stats.binomial import check_level, check_probability, log_beta_prefactor, log_incomplete_beta
+from pytest_claims.stats.binomial import (
+    check_counts,
+    check_level,
+    check_probability,
+    log_beta_prefactor,
+    log_incomplete_beta,
+)
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED
 from pytest_claims.stats.search import first_true, least_size
 
@@ -40,17 +45,6 @@ def _check_threshold(threshold: float) -> float:
     if not 0.0 < t < 1.0:
         raise ValueError(f"threshold must lie strictly between 0 and 1 for an e-value, got {threshold!r}")
     return t
-
-
-def _check_counts(successes: int, trials: int) -> tuple[int, int]:
-    """Whole counts (Python or NumPy integers) with 0 <= successes <= trials, or one clear error."""
-    try:
-        successes, trials = operator.index(successes), operator.index(trials)
-    except TypeError:
-        raise TypeError(f"successes and trials must be integers, got {successes!r} and {trials!r}") from None
-    if not 0 <= successes <= trials:
-        raise ValueError(f"successes must lie in [0, trials] (successes={successes}, trials={trials})")
-    return successes, trials
 
 
 def _log_add(x: float, y: float) -> float:
@@ -88,7 +82,7 @@ class BetaPrior:
         """The posterior after a batch: Beta(a + S, b + F). The e-value of a next batch under it, times this
         batch's, is the e-value of the pooled counts (the chain rule). Only for priors with no point mass, whose
         posterior weight would depend on the side and the threshold."""
-        successes, trials = _check_counts(successes, trials)
+        successes, trials = check_counts(successes, trials)
         if self.point_mass:
             raise ValueError("the posterior of a prior with a point mass depends on the side: pool the counts instead")
         return BetaPrior(self.a + successes, self.b + trials - successes)
@@ -150,7 +144,7 @@ def rate_log_evalues(
     either may be -inf where the data rule its alternative out (a point-mass-only prior). Exact to a few eps times
     the log-likelihood's size (against SciPy's betaln and betainc: at most 6e-13 relative over tests/test_anytime.py's
     grid, n up to 2000)."""
-    successes, trials = _check_counts(successes, trials)
+    successes, trials = check_counts(successes, trials)
     t = _check_threshold(threshold)
     failures = trials - successes
     return _log_evalue(successes, failures, t, prior, True), _log_evalue(successes, failures, t, prior, False)
@@ -236,7 +230,7 @@ def anytime_decision_counts(
     """For 'rate >= threshold' at one look of `trials`: (the largest success count that is refuted, or -1; the
     least that is held, or trials + 1), decide.rate_decision_counts' twin. E_lt falls and E_gt grows with the
     count (each component's likelihood ratio does), so each set is an interval found by bisection."""
-    t, (_, trials) = _check_threshold(threshold), _check_counts(0, trials)
+    t, (_, trials) = _check_threshold(threshold), check_counts(0, trials)
     alpha, held_alpha = check_level("alpha", alpha), check_level("held_alpha", held_alpha)
 
     def refuted(k: int) -> bool:
@@ -340,7 +334,7 @@ def anytime_rate_lower_bound(successes: int, trials: int, alpha: float, *, prior
     """The anytime-valid lower confidence bound at level alpha, rate_lower_bound's twin: inf{t : E_gt(S, n; t) <
     1 / alpha}, so that P(the true rate ever falls below it, at any look) <= alpha. 0.0 for no successes or alpha
     = 0. Wider than Clopper-Pearson's (60 of 100 at 1e-4: 0.370 against 0.410; anytime-design.md 4.2d)."""
-    successes, trials = _check_counts(successes, trials)
+    successes, trials = check_counts(successes, trials)
     alpha = check_level("alpha", alpha)
     if successes == 0 or alpha == 0.0:
         return 0.0
@@ -353,7 +347,7 @@ def anytime_rate_lower_bound(successes: int, trials: int, alpha: float, *, prior
 def anytime_rate_upper_bound(successes: int, trials: int, alpha: float, *, prior: BetaPrior = UNIFORM) -> float:
     """The anytime-valid upper confidence bound at level alpha, rate_upper_bound's twin: sup{t : E_lt(S, n; t) <
     1 / alpha}. 1.0 when every trial succeeded or alpha = 0."""
-    successes, trials = _check_counts(successes, trials)
+    successes, trials = check_counts(successes, trials)
     alpha = check_level("alpha", alpha)
     if successes == trials or alpha == 0.0:
         return 1.0
@@ -415,8 +409,8 @@ def two_proportions_log_evalue(k_a: int, n_a: int, k_b: int, n_b: int, *, w_inf:
     smaller than under psi = 1, so E's conditional mean is at most 1. Batches multiply (add the logs); there is no
     peeking inside a batch. The mirror statement swaps the arms. Each normalising sum is over the terms near its
     mode (the law is log-concave): a billion trials per arm take a fraction of a second and no array."""
-    k_a, n_a = _check_counts(k_a, n_a)
-    k_b, n_b = _check_counts(k_b, n_b)
+    k_a, n_a = check_counts(k_a, n_a)
+    k_b, n_b = check_counts(k_b, n_b)
     w_inf = check_probability("w_inf", w_inf)
     total = k_a + k_b
     low, high = max(0, total - n_b), min(total, n_a)

@@ -26,7 +26,7 @@ import time
 import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal, cast
 
 import pytest
 
@@ -68,7 +68,7 @@ def _resolve(target: str) -> tuple[types.ModuleType, types.FunctionType]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise MutantError(f"mutant target {target!r}: {error}") from None
-    obj = module
+    obj: Any = module  # a module, then whatever its attributes are
     for part in attribute.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
@@ -114,7 +114,9 @@ def _defaults_of(source: str) -> str:
     except SyntaxError:
         return ""
     node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-    return "" if node is None else ast.dump(ast.Tuple([*node.args.defaults, *node.args.kw_defaults], ast.Load()))
+    # kw_defaults holds None for a keyword-only argument without a default: kept, so that ast.dump marks its place
+    kw_defaults = cast(list[ast.expr], node.args.kw_defaults) if node is not None else []
+    return "" if node is None else ast.dump(ast.Tuple([*node.args.defaults, *kw_defaults], ast.Load()))
 
 
 def mutated_code(mutant: Mutant) -> tuple[types.FunctionType, types.FunctionType]:
@@ -312,22 +314,28 @@ def mutant_reports(item: MutantItem, result: MutantResult, start: float, stop: f
     # A test's mutant that survives may be killed by another test of the statement: the verdict, not the item,
     # decides (a broken claim fails the run), so the item passes whatever the end, and says which.
     longrepr: Any = None
-    outcome = "passed"
+    outcome: Literal["passed", "skipped"] = "passed"
     if result.kind == END_NOT_TRIED:
         outcome, longrepr = "skipped", (str(item.target.path), (item.location[1] or 0) + 1, result.detail)
-    quiet = {"nodeid": item.nodeid, "location": item.location, "keywords": {item.name: 1}, "longrepr": None}
+
+    def report(when: Literal["setup", "call", "teardown"], **fields: Any) -> pytest.TestReport:
+        fields.setdefault("longrepr", None)
+        return pytest.TestReport(
+            nodeid=item.nodeid, location=item.location, keywords={item.name: 1}, when=when, **fields
+        )
+
     return [
-        pytest.TestReport(**quiet, outcome="passed", when="setup", start=start, stop=start),
-        pytest.TestReport(
-            **{**quiet, "longrepr": longrepr},
+        report("setup", outcome="passed", start=start, stop=start),
+        report(
+            "call",
+            longrepr=longrepr,
             outcome=outcome,
-            when="call",
             duration=stop - start,
             start=start,
             stop=stop,
             user_properties=[(MUTANT_PROPERTY, found)],
         ),
-        pytest.TestReport(**quiet, outcome="passed", when="teardown", start=stop, stop=stop),
+        report("teardown", outcome="passed", start=stop, stop=stop),
     ]
 
 
@@ -360,10 +368,11 @@ class MutantRunner:
         per_test: list[list[pytest.Item]] = []
         for item in items:
             if STATEMENT in item.stash and not isinstance(item, MutantItem):
-                found = []
+                parent = cast(pytest.Collector, item.parent)  # a collected test item always has its collector
+                found: list[pytest.Item] = []
                 only = options.settings_of(config).only_mutants  # --claims-mutant NAME (a reproduce line's)
                 for name in [m for m in item.stash[STATEMENT][1].mutants if not only or m in only]:
-                    mutant = MutantItem.from_parent(item.parent, name=f"{item.name}@{name}", target=item, mutant=name)
+                    mutant = MutantItem.from_parent(parent, name=f"{item.name}@{name}", target=item, mutant=name)
                     mutant.stash[DECLARED_TIER] = item.stash.get(DECLARED_TIER, "")
                     found.append(mutant)
                     self.state.mutants.items[mutant.nodeid] = item.stash[STATEMENT][0].id

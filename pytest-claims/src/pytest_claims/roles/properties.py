@@ -31,7 +31,7 @@ import inspect
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -74,14 +74,21 @@ def seed_hypothesis(config: pytest.Config, seed: int) -> bool:
     return True
 
 
+def _test_function(item: pytest.Item) -> Any:
+    """The function a test item runs (pytest.Function's `function`: its `obj`, unbound), or None for an item without
+    one. Any: hypothesis keeps its state in attributes it sets on that function."""
+    obj = getattr(item, "obj", None)
+    return getattr(obj, "__func__", obj)
+
+
 def _is_property(item: pytest.Item) -> bool:
     hypothesis = sys.modules.get("hypothesis")
-    return hypothesis is not None and hasattr(item, "obj") and hypothesis.is_hypothesis_test(item.obj)
+    return hypothesis is not None and hasattr(item, "obj") and hypothesis.is_hypothesis_test(getattr(item, "obj"))
 
 
 def function_scoped_arguments(item: pytest.Item) -> set[str]:
     """The function-scoped fixtures the test function names in its signature (what hypothesis's check looks at)."""
-    names = set(inspect.signature(item.function).parameters)
+    names = set(inspect.signature(_test_function(item)).parameters)
     info = getattr(item, "_fixtureinfo", None)
     found = set()
     for name, definitions in info.name2fixturedefs.items() if info is not None else []:
@@ -108,14 +115,16 @@ def seeded_examples(item: pytest.Item) -> Iterator[None]:
     from hypothesis import core, settings
     from hypothesis._settings import local_settings
 
-    seed, current = statement_seed(base, item.nodeid), settings.default
+    # settings.default is typed Optional (hypothesis sets it while importing itself); set once it is imported
+    seed, current = statement_seed(base, item.nodeid), cast(settings, settings.default)
     # derandomize wins over every seed but @seed's (hypothesis.core.get_random_for_wrapped_test): off here, with the
     # example database it implies off too, so the forced seed decides the draws
     local = settings(current, derandomize=False, database=None) if current.derandomize else current
-    function = getattr(item.obj, "__func__", item.obj) if _is_property(item) else None
+    function: Any = _test_function(item) if _is_property(item) else None
     own = function is not None and getattr(function, "_hypothesis_internal_use_seed", None) is None
     before = core.global_force_seed
-    core.global_force_seed = seed
+    # hypothesis declares global_force_seed = None unannotated, so mypy types it None: set through Any
+    cast(Any, core).global_force_seed = seed
     if own:
         function._hypothesis_internal_use_seed = seed
     try:
@@ -143,8 +152,9 @@ class Properties:
             return
         from hypothesis import HealthCheck, settings
 
-        function = getattr(item.obj, "__func__", item.obj)
-        current = getattr(function, "_hypothesis_internal_use_settings", settings.default)
+        function = _test_function(item)
+        # the test's own @settings, or the default ones (Optional only while hypothesis imports itself)
+        current = cast(settings, getattr(function, "_hypothesis_internal_use_settings", settings.default))
         if HealthCheck.function_scoped_fixture not in current.suppress_health_check:
             function._hypothesis_internal_use_settings = settings(
                 parent=current,

@@ -11,8 +11,6 @@ pool the seeds'. The argument checks every route shares (`held_level`) and the c
 
 from __future__ import annotations
 
-import operator
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +18,9 @@ from pytest_claims import context
 from pytest_claims.outcomes import INCONCLUSIVE, REFUTED, StatementInconclusive
 from pytest_claims.statements.ledger import refuse_fixed_over_ledger
 from pytest_claims.stats.binomial import check_level, not_a_number
+
+# the one count check lives in stats (the layer below all callers); kept importable from here for statements
+from pytest_claims.stats.binomial import whole_counts as whole_counts
 
 DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fresh run's suggested size gives
 CONTINUE = "; continue it with --claims-continue"  # how an anytime decision that is not yet decided ends its message
@@ -158,20 +159,6 @@ def held_level(
                     "e-value crosses 1 / level only for a level above 0"
                 )
     return held
-
-
-def whole_counts(**counts: Any) -> dict[str, int]:
-    """Whole numbers >= 0 (Python or NumPy integers, kept as Python ones; a bool is refused, since a ledger keeps
-    counts as numbers), or one TypeError naming them."""
-    if any(isinstance(value, (bool, getattr(sys.modules.get("numpy"), "bool_", bool))) for value in counts.values()):
-        raise TypeError(f"counts must be integers, not booleans, got {counts!r}")
-    try:
-        out = {name: operator.index(value) for name, value in counts.items()}
-    except TypeError:
-        raise TypeError(f"counts must be integers, got {counts!r}") from None
-    if any(v < 0 for v in out.values()):
-        raise ValueError(f"counts must be >= 0, got {out!r}")
-    return out
 
 
 def check_registered(what: str, function: str, *, anytime: bool, anytime_route: str = "") -> None:

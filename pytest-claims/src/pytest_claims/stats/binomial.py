@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from typing import Any
 from statistics import NormalDist
 
@@ -398,9 +399,29 @@ def binomial_sf(k: int, n: int, p: float) -> float:
     return pure_incomplete_beta(k, n - k + 1, p)[0]
 
 
-def _check_counts(successes: int, trials: int) -> tuple[int, int]:
-    successes, trials = _count(successes, "successes"), _count(trials, "trials")
-    if not 0 <= successes <= trials:
+def whole_counts(**counts: Any) -> dict[str, int]:
+    """The named `counts` as whole numbers >= 0 (Python or NumPy integers, returned as Python ones), or one error
+    naming them all: TypeError for a non-integer or a bool (a ledger keeps counts as numbers, and True is no count),
+    ValueError for a negative one. The one check of counts for every layer above (binomial bounds, e-values,
+    decisions)."""
+    # NumPy's bool_ is refused too, without importing NumPy here (it is not a dependency of this layer)
+    if any(isinstance(value, (bool, getattr(sys.modules.get("numpy"), "bool_", bool))) for value in counts.values()):
+        raise TypeError(f"counts must be integers, not booleans, got {counts!r}")
+    try:
+        out = {name: operator.index(value) for name, value in counts.items()}
+    except TypeError:
+        raise TypeError(f"counts must be integers, got {counts!r}") from None
+    if any(v < 0 for v in out.values()):
+        raise ValueError(f"counts must be >= 0, got {out!r}")
+    return out
+
+
+def check_counts(successes: int, trials: int) -> tuple[int, int]:
+    """`successes` of `trials` as whole Python integers with 0 <= successes <= trials (`whole_counts`), or one
+    error naming both."""
+    counts = whole_counts(successes=successes, trials=trials)
+    successes, trials = counts["successes"], counts["trials"]
+    if successes > trials:
         raise ValueError(f"successes must lie in [0, trials] (successes={successes}, trials={trials})")
     return successes, trials
 
@@ -422,7 +443,7 @@ def _on_its_side(bound: float, successes: int, trials: int, alpha: float, *, low
 def rate_lower_bound(successes: int, trials: int, alpha: float) -> float:
     """Returns the one-sided (1 - alpha) Clopper-Pearson lower bound of a rate from `successes` of `trials`: the p
     with P(X >= successes | p) = alpha, i.e. I_p(successes, trials - successes + 1) = alpha; 0.0 for no successes."""
-    successes, trials = _check_counts(successes, trials)
+    successes, trials = check_counts(successes, trials)
     alpha = check_probability("alpha", alpha)
     if successes == 0 or alpha <= 0.0:
         return 0.0
@@ -436,7 +457,7 @@ def rate_upper_bound(successes: int, trials: int, alpha: float) -> float:
     """Returns the one-sided (1 - alpha) Clopper-Pearson upper bound of a rate from `successes` of `trials`: the p
     with P(X <= successes | p) = alpha, i.e. 1 - I_p(successes + 1, trials - successes) = alpha; 1.0 when every
     trial succeeded."""
-    successes, trials = _check_counts(successes, trials)
+    successes, trials = check_counts(successes, trials)
     alpha = check_probability("alpha", alpha)
     if successes == trials or alpha <= 0.0:
         return 1.0
