@@ -47,7 +47,8 @@ def seen(pytester: pytest.Pytester) -> list[dict]:
 
 @pytest.fixture
 def clean_environment(monkeypatch):
-    for name in (*threads.VARIABLES, threads.CHOSEN_VARIABLE):
+    # PYTEST_XDIST_WORKER too: under an outer -n the inner serial run would inherit its name and write another file
+    for name in (*threads.VARIABLES, threads.CHOSEN_VARIABLE, "PYTEST_XDIST_WORKER"):
         monkeypatch.delenv(name, raising=False)
 
 
