@@ -31,7 +31,7 @@ import math
 from typing import Any
 
 from pytest_claims.anytime.safe_t import MAX_DELTA
-from pytest_claims.stats.binomial import check_probability, not_a_number
+from pytest_claims.stats.binomial import check_probability, not_a_number, whole_counts
 from pytest_claims.anytime.chain_kinds import SAFE_T, SPENT_P, TWO_PROPORTIONS, decide_chain, floored
 from pytest_claims.statements.decision import (
     ChainRecord,
@@ -39,7 +39,6 @@ from pytest_claims.statements.decision import (
     check_registered,
     conclude,
     held_level,
-    whole_counts,
 )
 from pytest_claims.statements.ledger import extend_ledger
 from pytest_claims.outcomes import REFUTED

@@ -28,7 +28,8 @@ from pytest_claims.anytime.evalues import (
     planned_prior,
 )
 from pytest_claims.anytime.chain_kinds import floored
-from pytest_claims.statements.decision import ChainRecord, Decision, conclude, held_level, whole_counts
+from pytest_claims.statements.decision import ChainRecord, Decision, conclude, held_level
+from pytest_claims.stats.binomial import whole_counts
 from pytest_claims.statements.ledger import extend_ledger
 from pytest_claims.outcomes import INCONCLUSIVE, REFUTED
 from pytest_claims.stats.shown_numbers import significant

@@ -19,8 +19,6 @@ from pytest_claims.outcomes import INCONCLUSIVE, REFUTED, StatementInconclusive
 from pytest_claims.statements.ledger import refuse_fixed_over_ledger
 from pytest_claims.stats.binomial import check_level, not_a_number
 
-# the one count check lives in stats (the layer below all callers); kept importable from here for statements
-from pytest_claims.stats.binomial import whole_counts as whole_counts
 
 DECIDING_CHANCE = 0.9  # the chance of deciding, at the observed rate, that a fresh run's suggested size gives
 CONTINUE = "; continue it with --claims-continue"  # how an anytime decision that is not yet decided ends its message
