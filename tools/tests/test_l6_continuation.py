@@ -1,0 +1,123 @@
+"""The continuation's planner (tools.l6_continuation.order: the statement that could decide soonest first) and the
+runner planning again after every unit (tools.l6_evidence.Runner: a unit no statement still reads is stopped)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from tools import l6_chains as lc
+from tools import l6_continuation as cont
+from tools import l6_evidence
+from tools.tests.test_l6_chains import _units
+
+
+def _todo(done, units):
+    """The scheduled units not among `units` that a statement still running reads (as `wanted` does on the store)."""
+    running = [name for name, chain in done.items() if chain.end == lc.RUNNING]
+    return [
+        u for u in cont.schedule()
+        if (u.method, u.lr, u.seed, u.steps) not in units
+        and any(u in cont.units_of(n, range(u.seed, u.seed + 1)) for n in running)
+    ]  # fmt: skip
+
+
+@pytest.mark.smoke
+def test_the_nearest_statement_goes_first_and_a_decided_one_not_at_all():
+    units = _units([True] * 4, overflows_1e4=[0, 1, 0, 0])  # the committed state: 5 wins hold, 3 batches could
+    done = lc.chains_of(units)
+    todo = _todo(done, units)
+    cost = lambda u: cont.COST[u.method, u.lr]  # noqa: E731
+    planned = cont.order(done, todo, cost)
+    first_ten = [u.id for u in planned[:10]]
+    assert first_ten == [f"{m}-seed{s}" for s in range(14, 19) for m in ("proposed-0.0001-1e5", "baseline-1e-05-1e5")]
+    assert planned[10].id == "baseline-0.0001-1e5-seed14"  # then the overflow statement's three batches
+    assert len(planned) == len(set(planned)) == len(todo)
+
+    units = _units([False, False, True, False], overflows_1e4=[0, 1, 0, 0])
+    losing = lc.chains_of(units)
+    planned = cont.order(losing, _todo(losing, units), cost)
+    assert {u.id for u in planned[:24]} == {
+        f"baseline-{lr}-1e5-seed{s}" for s in range(14, 26) for lr in ("1e-05", "0.0001")
+    }
+
+    units = _units([True] * 9, overflows_1e4=[0, 1, 0, 0])
+    held = lc.chains_of(units)
+    assert held[lc.LOWER].end == lc.HELD
+    planned = cont.order(held, _todo(held, units), cost)
+    assert not any(u.method == "proposed" for u in planned)
+    assert planned[0].id == "baseline-0.0001-1e5-seed14"
+
+
+@pytest.mark.smoke
+def test_a_costly_reach_waits_behind_a_cheap_one():
+    units = _units([True] * 4, overflows_1e4=[0, 1, 0, 0])
+    done = lc.chains_of(units)
+    dear_proposed = lambda u: 1e5 if u.method == "proposed" else cont.COST[u.method, u.lr]  # noqa: E731
+    assert cont.order(done, _todo(done, units), dear_proposed)[0].id == "baseline-1e-05-1e5-seed14"
+    dear_dro = lambda u: 1e5 if u.method != "erm" else cont.COST[u.method, u.lr]  # noqa: E731
+    assert cont.order(done, _todo(done, units), dear_dro)[0].id == "erm-0.001-1e6-seed10"
+
+
+class _Unit:
+    def __init__(self, name: str) -> None:
+        self.id = name
+
+
+class _Family(l6_evidence.Family):
+    """Units that are processes writing their entry after `seconds`."""
+
+    label = "test units"
+
+    def __init__(self, folder, seconds):
+        self.folder, self.seconds = folder, seconds
+
+    def command(self, unit, report_dir, arrangement):
+        entry = str(self.entry_path(unit))
+        code = f"import time, pathlib; time.sleep({self.seconds[unit.id]}); pathlib.Path({entry!r}).write_text('x')"
+        return [sys.executable, "-c", code]
+
+    def entry_path(self, unit):
+        return self.folder / f"{unit.id}.entry"
+
+    def provenance_path(self, unit):
+        return self.folder / "units" / f"{unit.id}.json"
+
+    def count(self):
+        return "some"
+
+
+@pytest.mark.smoke
+def test_the_runner_plans_again_after_each_unit_and_stops_what_is_no_longer_wanted(tmp_path, monkeypatch):
+    monkeypatch.setattr(l6_evidence, "_trainer_seconds", lambda entry: None)
+    monkeypatch.setattr(l6_evidence, "POLL_SECONDS", 0.05)
+    (tmp_path / "units").mkdir()
+    quick, slow, later = _Unit("quick"), _Unit("slow"), _Unit("later")
+    family = _Family(tmp_path, {"quick": 0.2, "slow": 60, "later": 0.2})
+    lines, plans = [], []
+
+    def replan():  # after `quick`, only `later` is wanted: `slow`'s statement has decided
+        plans.append(time.time())
+        return [later]
+
+    started = time.time()
+    l6_evidence.Runner(family, 2, "inline", 0, False, lines.append).run([quick, slow], replan=replan)
+    assert time.time() - started < 30, "the unit no statement reads ran on"
+    assert any("stopping slow: no statement still running reads it" in line for line in lines)
+    assert family.entry_path(quick).is_file() and family.entry_path(later).is_file()
+    assert not family.entry_path(slow).is_file()
+    stopped = [line for line in lines if line.split(" ", 2)[1:2] == ["stopped"]]
+    assert len(stopped) == 1 and "slow" in stopped[0]
+
+
+@pytest.mark.smoke
+def test_the_runner_starts_at_most_most_units(tmp_path, monkeypatch):
+    monkeypatch.setattr(l6_evidence, "_trainer_seconds", lambda entry: None)
+    monkeypatch.setattr(l6_evidence, "POLL_SECONDS", 0.05)
+    (tmp_path / "units").mkdir()
+    units = [_Unit(f"u{i}") for i in range(3)]
+    family = _Family(tmp_path, {u.id: 0.1 for u in units})
+    l6_evidence.Runner(family, 1, "inline", 0, False, lambda line: None).run(units, replan=lambda: units, most=2)
+    assert [family.entry_path(u).is_file() for u in units] == [True, True, False]
