@@ -327,3 +327,36 @@ def test_the_terminal_line_says_when_members_decided_from_different_statistics()
     assert family_lines(same) == ["c: family 'f' by holm at family-wise 0.05: a held, b held"]
     differ = {"claims": [{"id": "c", "statements": [member("a", 0.01), member("b", 0.03)]}]}
     assert "passed different statistics" in family_lines(differ)[0]
+
+
+def test_decided_families_reads_each_family_once_with_its_members_numbers():
+    """decided_families (the data the terminal lines and the HTML section are built from): one entry per family of
+    a claim, with the record's method, levels and each member's statistics; numbers the record does not hold as
+    numbers (a payload is data from elsewhere) read None, not an error."""
+    from pytest_claims.statements.families import decided_families
+
+    record = {
+        "family": "f",
+        "method": "e-merging",
+        "alpha": 0.05,
+        "held_alpha": 0.1,
+        "members": {"a": {"decision": HELD, "for": 4.5, "against": -1.0}, "b": {"decision": INCONCLUSIVE}},
+    }
+    other = {**record, "family": "g", "alpha": "0.05", "members": {"c": "not a record"}}
+    payload = {
+        "claims": [
+            {"id": "c1", "statements": [{"evidence": {"f": record, "x": {"family": "no members"}}}]},
+            {"id": "c1", "statements": [{"evidence": {"f": record}}, {"evidence": {"g": other}}]},
+        ]
+    }
+    first, second = decided_families(payload)
+    assert (first.claim, first.name, first.method, first.alpha, first.held_alpha) == ("c1", "f", "e-merging", 0.05, 0.1)
+    assert first.statistic == "ln E" and not first.statistics_differ
+    assert [(m.name, m.decision, m.for_statistic, m.against_statistic) for m in first.members] == [
+        ("a", HELD, 4.5, -1.0),
+        ("b", INCONCLUSIVE, None, None),
+    ]
+    assert (second.name, second.alpha, second.members[0].decision) == ("g", None, "None")
+    payload["claims"][1]["statements"][0]["evidence"]["f"] = {**record, "members": {"a": {"decision": REFUTED}}}
+    assert decided_families(payload)[0].statistics_differ
+    assert decided_families({"claims": [{"id": "c", "statements": [{"evidence": None}]}]}) == []
