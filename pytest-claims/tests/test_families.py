@@ -327,3 +327,114 @@ def test_the_terminal_line_says_when_members_decided_from_different_statistics()
     assert family_lines(same) == ["c: family 'f' by holm at family-wise 0.05: a held, b held"]
     differ = {"claims": [{"id": "c", "statements": [member("a", 0.01), member("b", 0.03)]}]}
     assert "passed different statistics" in family_lines(differ)[0]
+
+
+def test_decided_families_reads_each_family_once_with_its_members_numbers():
+    """decided_families (the data the terminal lines and the HTML section are built from): one entry per family of
+    a claim, with the record's method, levels and each member's statistics; numbers the record does not hold as
+    numbers (a payload is data from elsewhere) read None, not an error."""
+    from pytest_claims.statements.families import decided_families
+
+    record = {
+        "family": "f",
+        "method": "e-merging",
+        "alpha": 0.05,
+        "held_alpha": 0.1,
+        "members": {"a": {"decision": HELD, "for": 4.5, "against": -1.0}, "b": {"decision": INCONCLUSIVE}},
+    }
+    other = {**record, "family": "g", "alpha": "0.05", "members": {"c": "not a record"}}
+    payload = {
+        "claims": [
+            {"id": "c1", "statements": [{"evidence": {"f": record, "x": {"family": "no members"}}}]},
+            {"id": "c1", "statements": [{"evidence": {"f": record}}, {"evidence": {"g": other}}]},
+        ]
+    }
+    first, second = decided_families(payload)
+    assert (first.claim, first.name, first.method, first.alpha, first.held_alpha) == ("c1", "f", "e-merging", 0.05, 0.1)
+    assert first.statistic == "ln E" and not first.statistics_differ
+    assert [(m.name, m.decision, m.for_statistic, m.against_statistic) for m in first.members] == [
+        ("a", HELD, 4.5, -1.0),
+        ("b", INCONCLUSIVE, None, None),
+    ]
+    assert (second.name, second.alpha, second.members[0].decision) == ("g", None, "None")
+    payload["claims"][1]["statements"][0]["evidence"]["f"] = {**record, "members": {"a": {"decision": REFUTED}}}
+    assert decided_families(payload)[0].statistics_differ
+    assert decided_families({"claims": [{"id": "c", "statements": [{"evidence": None}]}]}) == []
+
+
+def family_rows(page: str) -> list[list[str]]:
+    """The families table's member rows, each a list of its cells' text (tags dropped, entities read)."""
+    import html
+    import re
+
+    found = re.search(r'<table class="families">(.*?)</table>', page, re.S)
+    assert found, "no families table"
+    rows = re.findall(r'<tr class="family-member">(.*?)</tr>', found.group(1), re.S)
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", " ", c)).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+        for r in rows
+    ]
+
+
+def _family_run(pytester):
+    """The toy family decided in one smoke run with an HTML report (out/report.html). Returns pytester's result."""
+    ini = INI.replace("claims_tiers = smoke full", "claims_tiers = smoke") + "claims_false_alarm_budget = 0.05\n"
+    pytester.makefile(".ini", pytest=ini)
+    pytester.makefile(".toml", registry=_registry(FAMILY))
+    pytester.makepyfile(test_family=TESTS.replace("{alpha}", "None"))
+    return pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--html=out/report.html")
+
+
+def test_the_html_report_and_the_merged_page_show_the_family(pytester, tmp_path):
+    """The run's page (pytest-html) and the merge's page each have a Families section: the family's claim, name,
+    method and family-wise alpha once, and a row per member with its adjusted decision (the outcome its test ended
+    with) and its p-values for and against, as the members' evidence recorded them."""
+    from pytest_claims.merge.command import main as merge_main
+    from pytest_claims.stats.shown_numbers import significant
+
+    result = _family_run(pytester)
+    statements = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]["statements"]
+    outcomes = {s["statement"]: s["outcome"] for s in statements}
+    assert outcomes == {"a": HELD, "b": HELD, "c": INCONCLUSIVE}, result.stdout.str()[-2000:]
+    p = {"a": (0.001, 0.999), "b": (0.02, 0.98), "c": (0.5, 0.5)}  # TESTS's P
+    expected = [
+        [[name], [outcomes[name]], ["p", "=", significant(p[name][0])], ["p", "=", significant(p[name][1])]]
+        for name in "abc"
+    ]
+    expected[0] = [["toy/family", "#"], ["settings"], ["holm"], ["0.05", "to", "refute", "0.05", "to", "hold"]] + (
+        expected[0]
+    )
+    assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(tmp_path / "merged")]) in (0, 1)
+    for page in (pytester.path / "out" / "report.html", tmp_path / "merged" / "verdict.html"):
+        text = page.read_text()
+        assert text.count("<h2>Families</h2>") == 1 and 'rowspan="3"' in text, page
+        assert family_rows(text) == expected, page
+
+
+HOSTILE = '<script>alert("family")</script>'
+
+
+def test_the_families_section_escapes_what_the_payload_says(pytester, tmp_path):
+    """A verdicts.json is data from elsewhere: a family name, method, member name and decision that carry markup
+    reach the merged page escaped, never as markup (the family section reads them from the members' evidence)."""
+    import html
+
+    from pytest_claims.merge.command import main as merge_main
+
+    _family_run(pytester)
+    run = pytester.path / "out" / "verdicts.json"
+    written = json.loads(run.read_text())
+    for statement in written["claims"][0]["statements"]:
+        record = statement["evidence"]["settings"]
+        record.update(family=HOSTILE, method=HOSTILE.replace("family", "method"))
+        record["members"] = {
+            HOSTILE.replace("family", k): {**v, "decision": f"<b>{k}</b>"} for k, v in record["members"].items()
+        }
+    run.write_text(json.dumps(written))
+    assert merge_main([str(run), "-o", str(tmp_path / "merged")]) in (0, 1)
+    page = (tmp_path / "merged" / "verdict.html").read_text()
+    assert "<script>alert" not in page and "<b>a</b>" not in page
+    section = page[page.index('<table class="families">') :]
+    section = section[: section.index("</table>")]
+    shown = [html.escape(HOSTILE.replace("family", k)) for k in ("family", "method", "a", "b", "c")]
+    assert all(text in section for text in [*shown, html.escape("<b>a</b>")]), section

@@ -160,6 +160,17 @@ def test_the_verdicts_come_first_and_the_run_environment_and_budget_are_folded_b
 
 
 @pytest.mark.smoke
+def test_a_run_without_families_has_no_families_section(page, tmp_path):
+    """The Families section (tests/test_families.py shows it) is left out of the run's page and the merged page when
+    no family was decided: the toy project registers none."""
+    pytester, text = page
+    merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(tmp_path / "m")])
+    merged = (tmp_path / "m" / "verdict.html").read_text()
+    for shown in (text, merged):
+        assert 'class="claim"' in shown and "<h2>Families</h2>" not in shown and '<table class="families">' not in shown
+
+
+@pytest.mark.smoke
 def test_figures_open_full_size_on_a_click(page):
     _, text = page
     assert re.search(r'<img class="thumb" tabindex="0" src="data:image/png;base64,', text)

@@ -45,6 +45,7 @@ from pytest_claims.merge.pool import (
 from pytest_claims.model.registry import Claim, Registry
 from pytest_claims.merge.replication_set import seeds_seen
 from pytest_claims.report.html_report import standalone_html
+from pytest_claims.statements.families import decided_families
 from pytest_claims.report.files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
 from pytest_claims.report.replication import replication_line
 from pytest_claims.model.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
@@ -404,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = copy_figures(merged, [p.resolve() for p in args.runs], args.out)
     merged[REPORT_ID] = new_report_id()
     try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
-        write_merged(args.out, merged, standalone_html(merged, args.out, _title(args.title, merged)))
+        page = standalone_html(merged, args.out, _title(args.title, merged), decided_families(merged))
+        write_merged(args.out, merged, page)
     except (OSError, ReportDirectoryBusy) as error:
         pair = [args.out / "verdicts.json", args.out / "verdict.html"]
         print(f"merge: {failed_write_line(error, pair) if isinstance(error, OSError) else error}", file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -306,8 +307,56 @@ def false_alarm_html(table: dict[str, Any] | None) -> str:
     return "".join(parts)
 
 
-def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
-    """Changes, run provenance, verdict counts and one claim table per paper, with folded details."""
+def _statistic(kind: str, value: float | None) -> str:
+    return "&mdash;" if value is None else f"{esc(kind)} = {significant(value)}"
+
+
+def families_html(families: Sequence[Any]) -> str:
+    """The families decided in the run, below the claim tables: a row per member (its adjusted decision and the
+    statistics it was decided from, in columns a reader compares down the family), the family's claim, name, method
+    and family-wise levels spanning its members' rows, and a warning where the members' tests recorded different
+    statistics. `families`: pytest_claims.statements.families.decided_families(payload) (the report sits beside the
+    statements, so its callers read them); empty: no section. Returns the HTML ("" for none)."""
+    if not families:
+        return ""
+    rows: list[str] = []
+    for family in families:
+        span = f' rowspan="{len(family.members)}"' if len(family.members) > 1 else ""
+        alpha = "?" if family.alpha is None else significant(family.alpha)
+        held = "" if family.held_alpha is None else f"<br><small>{significant(family.held_alpha)} to hold</small>"
+        differ = (
+            '<br><small class="family-differ">its members\' tests passed different statistics, so each decided '
+            "another family; the first member's record is shown</small>"
+            if family.statistics_differ
+            else ""
+        )
+        anchor = slug(family.claim)
+        head = (
+            f'<td{span}><code>{esc(family.claim)}</code><a class="permalink" href="#{esc(anchor)}" '
+            f'title="the claim">#</a></td><td{span}><b>{esc(family.name)}</b>{differ}</td>'
+            f"<td{span}>{esc(family.method)}</td><td{span}>{alpha} to refute{held}</td>"
+        )
+        cells = [
+            f"<td><code>{esc(m.name)}</code></td>"
+            f"<td>{badge(m.decision, OUTCOME_COLOURS.get(m.decision, NEUTRAL_COLOUR))}</td>"
+            f"<td>{_statistic(family.statistic, m.for_statistic)}</td>"
+            f"<td>{_statistic(family.statistic, m.against_statistic)}</td>"
+            for m in family.members
+        ] or ['<td colspan="4">no members recorded</td>']
+        rows.extend(f'<tr class="family-member">{head if i == 0 else ""}{c}</tr>' for i, c in enumerate(cells))
+    return (
+        "<h2>Families</h2><p><small>Statements decided as a family (registered as <code>[[claim.family]]</code>) "
+        "share one false-alarm budget: a member's outcome above is its decision adjusted within the family (Holm on "
+        "p-values, e-Holm on natural-log e-values), at the family-wise level shown. Statistics: for the statement "
+        "(the test of its opposite, deciding held) and against it (deciding refuted).</small></p>"
+        '<table class="families"><tr><th>claim</th><th>family</th><th>method</th><th>family-wise alpha</th>'
+        "<th>member</th><th>adjusted decision</th><th>for</th><th>against</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def summary_html(payload: dict[str, Any], report_dir: Path | None, families: Sequence[Any] = ()) -> str:
+    """Changes, run provenance, verdict counts, one claim table per paper, with folded details, and the families
+    decided (`families`, as families_html takes them; empty: none)."""
     if not payload:
         return "<p>No verdicts were computed (the session ended before its finish).</p>"
     store_events = payload.get("timings", {}).get("store", {})
@@ -336,6 +385,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None) -> str:
         for r in records:
             parts.append(_claim_rows(r, report_dir, store_events))
         parts.append("</table>" + bounds_svg(records) + "</section>")
+    parts.append(families_html(families))
     # What the verdicts rest on, folded below them: the run, its environment, the reference tests, the budget
     below = ["<h2>Run</h2>" + _runs_html(payload)]
     below.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")
@@ -463,12 +513,13 @@ def filters_html(payload: dict[str, Any]) -> str:
     )
 
 
-def standalone_html(payload: dict[str, Any], report_dir: Path, title: str) -> str:
-    """A self-contained page (the merge command's report)."""
+def standalone_html(payload: dict[str, Any], report_dir: Path, title: str, families: Sequence[Any] = ()) -> str:
+    """A self-contained page (the merge command's report), with the families decided (`families`, as
+    families_html takes them; empty: none)."""
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{esc(title)}</title></head><body style='font-family:sans-serif;margin:1.5em'>"
-        f"<h1>{esc(title)}</h1>{summary_html(payload, report_dir)}</body></html>\n"
+        f"<h1>{esc(title)}</h1>{summary_html(payload, report_dir, families)}</body></html>\n"
     )
 
 

@@ -38,6 +38,7 @@ STYLE = """
 .claims-verdicts a.permalink{color:#8c959f;text-decoration:none;margin-left:4px}
 .claims-verdicts a.permalink:hover{color:#0969da}
 .claims-verdicts .refutation{border-left:3px solid #cf222e;padding-left:6px}
+.claims-verdicts .family-differ{display:block;border-left:3px solid #d4a72c;padding-left:6px}
 .claims-verdicts .claims-filters{background:#f6f8fa;border:1px solid #d0d7de;padding:6px 10px;margin:8px 0}
 .claims-verdicts .claims-filters{font-size:13px}
 .claims-verdicts .claims-filters label{margin-right:10px;white-space:nowrap}

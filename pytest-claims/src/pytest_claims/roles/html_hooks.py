@@ -14,6 +14,7 @@ import pytest
 from pytest_claims.report import html_report
 from pytest_claims.outcomes import FAILED, HELD, INCONCLUSIVE, NEUTRAL_COLOUR, OUTCOME_COLOURS, REFUTED
 from pytest_claims.report.style import badge, esc
+from pytest_claims.statements.families import decided_families
 from pytest_claims.roles.state import MUTANT_PROPERTY, REFERENCE_PROPERTY, RUN_PROPERTY, State, tier_of
 from pytest_claims.model.verdicts import verbose_word
 
@@ -35,7 +36,8 @@ class HtmlHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
-        prefix.append(html_report.summary_html(self.payload, self.state.report_dir))
+        families = decided_families(self.payload)  # read by statements, beside the report: passed to it
+        prefix.append(html_report.summary_html(self.payload, self.state.report_dir, families))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """A statement test's evidence table on its row, rendered here on the controller from the run the worker

@@ -225,23 +225,94 @@ def _ending_decision(decided: FamilyDecision, what: str, record: dict[str, Any],
     return Decision(what, word, subject, record, because=because, can_continue=False)
 
 
-def family_lines(payload: dict[str, Any]) -> list[str]:
-    """The terminal's lines for the families decided in a run (a verdicts.json payload): one per family, its
-    method, family-wise alpha and each member's adjusted decision, read from the members' evidence (the record
-    decide_family wrote); a family whose members' tests recorded different statistics says so (each test decided
-    another family: not one decision). Returns the lines ([] when no family was decided)."""
+@dataclass(frozen=True)
+class RecordedMember:
+    """One member of a family as a run's evidence recorded it: its adjusted decision (the word the record holds) and
+    the statistics it was decided from (`for_statistic`, `against_statistic`: p-values under Holm, natural-log
+    e-values under e-merging; None where the record holds no number)."""
+
+    name: str
+    decision: str
+    for_statistic: float | None
+    against_statistic: float | None
+
+
+@dataclass(frozen=True)
+class RecordedFamily:
+    """A family decided in a run, read from its members' evidence (the record decide_family wrote): the `claim` id,
+    the family's `name` and `method`, its family-wise `alpha` (to refute) and `held_alpha` (to hold; None where not
+    recorded), each member's adjusted decision (`members`, in the record's order), and `statistics_differ`: the
+    members' tests recorded different statistics, so each decided another family (not one decision)."""
+
+    claim: str
+    name: str
+    method: str
+    alpha: float | None
+    held_alpha: float | None
+    members: tuple[RecordedMember, ...]
+    statistics_differ: bool
+
+    @property
+    def statistic(self) -> str:
+        """What the members' statistics are: "p" (p-values, Holm) or "ln E" (natural-log e-values)."""
+        return "p" if self.method == "holm" else "ln E"
+
+
+def _recorded_number(value: Any) -> float | None:
+    """A recorded number as a float (None for anything else: the payload is data from elsewhere)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def decided_families(payload: dict[str, Any]) -> list[RecordedFamily]:
+    """The families decided in a run (a verdicts.json payload, a merged one too), in the order their records appear:
+    a statement's evidence value holding "family" and a "members" record is one of its family's records (the record
+    decide_family wrote); the records of one family of one claim are its members' tests', and the first is shown.
+    Returns a list of RecordedFamily ([] when no family was decided)."""
     seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for claim in payload.get("claims", []):
         for statement in claim.get("statements", []):
             for found in (statement.get("evidence") or {}).values():
                 if isinstance(found, dict) and "family" in found and isinstance(found.get("members"), dict):
-                    seen.setdefault((claim.get("id", "?"), str(found["family"])), []).append(found)
-    lines = []
+                    seen.setdefault((str(claim.get("id", "?")), str(found["family"])), []).append(found)
+    families = []
     for (cid, name), records in seen.items():
         found = records[0]
-        members = ", ".join(f"{member} {m.get('decision')}" for member, m in found["members"].items())
-        line = f"{cid}: family {name!r} by {found.get('method')} at family-wise {significant(found.get('alpha', 0))}"
-        if any(r.get("members") != found["members"] for r in records):
+        members = tuple(
+            RecordedMember(
+                str(member),
+                str(m.get("decision")),
+                _recorded_number(m.get("for")),
+                _recorded_number(m.get("against")),
+            )
+            for member, m in ((k, v if isinstance(v, dict) else {}) for k, v in found["members"].items())
+        )
+        families.append(
+            RecordedFamily(
+                claim=cid,
+                name=name,
+                method=str(found.get("method")),
+                alpha=_recorded_number(found.get("alpha", 0)),
+                held_alpha=_recorded_number(found.get("held_alpha")),
+                members=members,
+                statistics_differ=any(r.get("members") != found["members"] for r in records),
+            )
+        )
+    return families
+
+
+def family_lines(payload: dict[str, Any]) -> list[str]:
+    """The terminal's lines for the families decided in a run (a verdicts.json payload): one per family, its
+    method, family-wise alpha and each member's adjusted decision, read by decided_families; a family whose members'
+    tests recorded different statistics says so (each test decided another family: not one decision). Returns the
+    lines ([] when no family was decided)."""
+    lines = []
+    for family in decided_families(payload):
+        members = ", ".join(f"{m.name} {m.decision}" for m in family.members)
+        alpha = "?" if family.alpha is None else significant(family.alpha)
+        line = f"{family.claim}: family {family.name!r} by {family.method} at family-wise {alpha}"
+        if family.statistics_differ:
             line += (
                 ": its members' tests passed different statistics, so each decided another family (compute them "
                 "once, for every member)"
