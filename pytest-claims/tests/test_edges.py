@@ -114,6 +114,9 @@ def _set(payload: dict, where: str, value) -> None:
         ("papers.toy", "a string", "papers['toy'] must be an object"),
         ("reference_tests.0.outcome", "refuted-ish", "reference_tests[0].outcome must be one of"),
         ("timings.store", {"t": [{"name": "x", "status": "s", "seconds": "<script>", "key": "k"}]}, "seconds"),
+        ("claims.0.statements.0.statement", "nowhere", "statement 'nowhere' is not a statement of claim"),
+        ("false_alarm.budget", None, "false_alarm.budget must be a number, got None"),
+        ("false_alarm.budget", KeyError, "false_alarm.budget must be a number, got None"),
     ],
 )
 def test_a_merge_input_is_checked_field_by_field_in_one_line(project, tmp_path, capsys, where, value, field):

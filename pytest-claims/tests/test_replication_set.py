@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from chains import INI, ledger_batches, toy_registry
 from pytest_claims.report import export
 from pytest_claims.anytime.evalues import UNIFORM, rate_log_evalues_for
@@ -253,3 +256,31 @@ def test_one_stream_continued_further_under_one_label_is_refused():
     own = (*stream[:2], 24, 30)
     found = pool_seeds({"1": _payload(_chain_record(1, *stream)), "2": _payload(_chain_record(2, *own))}, {})
     assert found["t"]["outcome"] is not None, found["t"]["why"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Seeds far apart: the gap between them is counted, never listed
+# ------------------------------------------------------------------------------------------------
+
+FAR_SEEDS = """
+import resource, sys
+from pytest_claims.merge.replication_set import not_the_declared_set
+with open("/proc/self/statm") as f:
+    used = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + 200 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+print(not_the_declared_set(["0", "1"], {"3000000000": "runs/0004_seed3000000000/verdicts.json"}))
+"""
+
+
+def test_a_saved_run_under_a_far_seed_is_named_without_listing_the_gap():
+    """An honest earlier run under master seed 3000000000 saved beside the inputs, and seeds 0 and 1 merged: the
+    merge names the seeds the inputs lack in one line (the first five, and how many more of seeds 0 to 3000000000),
+    in 200 MB of memory; listing the three thousand million seeds between (as the check did) ran out of memory: a
+    MemoryError, or the machine's."""
+    if not Path("/proc/self/statm").exists():
+        pytest.skip("measures its own memory from /proc (Linux)")
+    done = subprocess.run([sys.executable, "-c", FAR_SEEDS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "the inputs lack seed 2 (no chain anywhere the merge can see: a gap)" in done.stdout, done.stdout
+    assert "seed 6 (no chain" in done.stdout and "seed 7" not in done.stdout, done.stdout
+    assert f"and {3_000_000_001 - 2 - 5} more" in done.stdout, done.stdout

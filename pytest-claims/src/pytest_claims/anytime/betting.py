@@ -43,12 +43,14 @@ TRUNCATION = 0.5  # of the largest stake 1/m that keeps the capital positive: ev
 
 
 def check_bounds(lo: float, hi: float) -> tuple[float, float]:
-    """(lo, hi) as floats if they are finite with lo < hi, else one ValueError naming them."""
+    """(lo, hi) as floats if they are finite with lo < hi and hi - lo finite, else one ValueError naming them."""
     for name, value in (("lo", lo), ("hi", hi)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"bounds: {name} must be a finite number, got {value!r}")
     if not lo < hi:
         raise ValueError(f"bounds must be (lo, hi) with lo < hi, got ({lo!r}, {hi!r})")
+    if not math.isfinite(float(hi) - float(lo)):  # every observation is rescaled by hi - lo
+        raise ValueError(f"bounds ({lo!r}, {hi!r}) are too far apart: hi - lo is no finite number")
     return float(lo), float(hi)
 
 
@@ -68,10 +70,17 @@ def check_values(values: Iterable[float], lo: float, hi: float) -> list[float]:
 
 
 def scaled_threshold(threshold: float, lo: float, hi: float) -> float:
-    """The threshold rescaled to [0, 1], which must lie strictly inside (a mean at a bound is no question)."""
+    """The threshold rescaled to [0, 1], which must lie strictly inside, also once rescaled (a mean at a bound is no
+    question)."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not lo < threshold < hi:
         raise ValueError(f"the threshold must lie strictly inside the bounds ({lo:g}, {hi:g}), got {threshold!r}")
-    return (threshold - lo) / (hi - lo)
+    scaled = (threshold - lo) / (hi - lo)
+    if not 0.0 < scaled < 1.0:  # a stake is 1/2 over m or 1 - m: a threshold rounded onto a bound stakes without end
+        raise ValueError(
+            f"the threshold {threshold!r} lies so near a bound of ({lo:g}, {hi:g}) that rescaled to [0, 1] it is the "
+            "bound itself (in double precision)"
+        )
+    return scaled
 
 
 def _check_alpha(name: str, alpha: float) -> float:

@@ -301,7 +301,7 @@ def kind_of(statement: Any) -> ChainKind:
     """The kind a chain's statement parameters name ("kind"; none: a rate, as every ledger before the field), with
     the parameters every kind shares checked; the others are checked where they are used (derive_chain)."""
     name = statement.get("kind", RATE) if isinstance(statement, dict) else None
-    if name not in KINDS:
+    if not isinstance(name, str) or name not in KINDS:
         raise ChainInvalid(f"has statement parameters of no known kind ({name!r}; known: {', '.join(KINDS)})")
     kind = KINDS[name]
     if sorted(statement) != sorted(kind.parameters):

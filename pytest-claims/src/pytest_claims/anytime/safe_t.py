@@ -36,6 +36,10 @@ _TAIL_NATS = 60.0  # the sum stops where a term is this far below the mode's (e^
 # The largest effect (in standard deviations) the e-value takes: its integrals overflow a double from about 1e10, and
 # an effect of a thousand standard deviations is already no question for a t-test.
 MAX_DELTA = 1000.0
+# The most observations a sample may have: the integral's step is about 1 / sqrt(n) wide around ln sqrt(n / 2), and
+# from about 1e18 observations it overflows a double (measured at 1e18 and 1e22), or falls below the spacing of doubles
+# there and never ends (1e40). No t-test has a thousand million million observations.
+MAX_SIZE = 10**15
 
 
 def _check_statistic(t: float) -> float:
@@ -47,6 +51,8 @@ def _check_statistic(t: float) -> float:
 def _check_whole(name: str, value: int, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    if value > MAX_SIZE:
+        raise ValueError(f"{name} must be at most {MAX_SIZE:.0e} observations, got {value!r}")
     return value
 
 
@@ -84,11 +90,11 @@ def _log_mean_exp_b_sqrt_gamma(b: float, nu: int) -> float:
 
 
 def safe_t_log_evalue(t: float, n: int, delta: float, *, n2: int | None = None, two_sided: bool = False) -> float:
-    """ln E of the safe t-test at the statistic t of n observations (and n2 of a second sample, pooled variance),
-    for the effect delta > 0 in standard deviations, fixed before the data: evidence for mean > 0 (or a first
-    sample's mean above the second's), or for mean != 0 with `two_sided`; for 'mean < 0' pass -t. A chain of looks
-    (each on all the data so far) is decided by `anytime.decide_log_evalues`, the e-values at t for the statement
-    and at -t against it: the first crossing of 1 / alpha is final."""
+    """ln E of the safe t-test at the statistic t of n observations (and n2 of a second sample, pooled variance; each
+    at most MAX_SIZE), for the effect delta > 0 in standard deviations, fixed before the data: evidence for mean > 0
+    (or a first sample's mean above the second's), or for mean != 0 with `two_sided`; for 'mean < 0' pass -t. A
+    chain of looks (each on all the data so far) is decided by `anytime.decide_log_evalues`, the e-values at t for
+    the statement and at -t against it: the first crossing of 1 / alpha is final."""
     t = _check_statistic(t)
     nu, n_eff = _check_sizes(n, n2)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta <= MAX_DELTA):

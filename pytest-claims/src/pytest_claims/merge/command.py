@@ -59,10 +59,17 @@ class MergeError(PayloadError):
 
 def load(path: Path) -> dict[str, Any]:
     """A merge input (pytest_claims.model.verdicts_json.read: the one reader of verdicts.json), its fields checked as
-    data, and each claim's family records (pytest_claims.model.registry_families) checked as the registry's are:
+    data, each statement run naming one of its claim's registered statements, and each claim's family records
+    (pytest_claims.model.registry_families) checked as the registry's are:
     PayloadError names the file, the claim and the family otherwise."""
     payload = checked_run(verdicts_json.read(path), path)
-    for record in payload["claims"]:
+    for index, record in enumerate(payload["claims"]):
+        for number, run in enumerate(record["statements"]):
+            if run["statement"] not in record["registry"]["statements"]:
+                raise PayloadError(
+                    f"{path}: field claims[{index}].statements[{number}].statement {run['statement']!r} is not a "
+                    f"statement of claim {record['id']}'s registry record"
+                )
         _, problem = families_of(record["registry"].get("families", []), claim_from(record).statements)
         if problem:
             raise PayloadError(f"{path}: claim {record['id']}: {problem}")
@@ -334,7 +341,7 @@ def _false_alarm_tiers(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     tiers: dict[str, Any] = {}
     for payload in payloads:
         tiers.update(payload.get("false_alarm", {}).get("tiers", {}))
-    budget = next((p["false_alarm"]["budget"] for p in payloads if p.get("false_alarm")), None)
+    budget = next((p["false_alarm"]["budget"] for p in payloads if p.get("false_alarm", {}).get("tiers")), None)
     return {"budget": budget, "tiers": dict(sorted(tiers.items()))} if tiers else {}
 
 

@@ -251,10 +251,13 @@ def not_the_declared_set(
     if odd:
         return f"seed {odd[0]!r} is not an integer, so the declared order ({DECLARED}) cannot place it"
     numbers = sorted(int(s) for s in everything)
-    missing = [n for n in range(numbers[0], numbers[-1] + 1) if str(n) not in input_seeds]
-    if missing:
-        shown = ", ".join(f"seed {n} ({_where(seen.get(str(n)))})" for n in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    present = {int(s) for s in input_seeds}
+    # Counted, not listed: the seeds seen may lie far apart (0 and 2**32), and the range between them is no list
+    lacking = numbers[-1] - numbers[0] + 1 - len(present)
+    if lacking:
+        missing = list(itertools.islice((n for n in range(numbers[0], numbers[-1] + 1) if n not in present), 5))
+        shown = ", ".join(f"seed {n} ({_where(seen.get(str(n)))})" for n in missing)
+        more = f" and {lacking - 5} more" if lacking > 5 else ""
         return (
             f"the declared replication set is seeds {numbers[0]} to {numbers[-1]} ({DECLARED}); "
             f"the inputs lack {shown}{more}"
