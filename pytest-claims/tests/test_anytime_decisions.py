@@ -348,6 +348,9 @@ def test_changed_parameters_do_not_continue_a_ledger(pytester):
     make_coin(pytester, decision='decision = { method = "anytime", plan = 400 }')
     _, record = run_coin(pytester, "--claims-continue")
     assert record["outcome"] == "error" and "cannot change after the data" in record["reason"], record["reason"]
+    # the advice is the valid route: a new master seed (removing the ledger would re-draw the batches already seen)
+    assert "master seed no run of this test has used (--claims-seed N)" in record["reason"], record["reason"]
+    assert "would draw the batches it has seen again" in record["reason"], record["reason"]
 
 
 def test_a_run_with_a_registered_decision_merges(pytester, tmp_path):

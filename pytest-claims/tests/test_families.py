@@ -315,6 +315,35 @@ def test_a_merge_keeps_the_family_records(pytester, tmp_path, capsys):
     assert len(said) == 1 and "claim toy/family: family 'settings' names unknown statement(s) ['z']" in said[0]
 
 
+def test_a_merge_of_a_file_written_before_families_were_recorded_names_it_to_rerun(pytester, tmp_path, capsys):
+    """A verdicts.json written before registry records carried `families` (no such key), merged with a newer run of
+    a claim that has a family: its record differs only by the families it could not record, and the merge says so in
+    one line naming the older file and to rerun it (not the bare "registry record differs"); the claim is broken."""
+    from pytest_claims.merge.command import main as merge_main
+
+    ini = INI.replace("claims_tiers = smoke full", "claims_tiers = smoke") + "claims_false_alarm_budget = 0.05\n"
+    pytester.makefile(".ini", pytest=ini)
+    pytester.makefile(".toml", registry=_registry(FAMILY))
+    pytester.makepyfile(test_family=TESTS.replace("{alpha}", "None"))
+    files = []
+    for name in ("older", "newer"):
+        pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-o", f"claims_report_dir={name}")
+        files.append(pytester.path / name / "verdicts.json")
+    older = json.loads(files[0].read_text())
+    del older["claims"][0]["registry"]["families"]  # as an older pytest-claims wrote it
+    files[0].write_text(json.dumps(older))
+    assert merge_main([*map(str, files), "-o", str(tmp_path / "merged")]) == 1
+    record = json.loads((tmp_path / "merged" / "verdicts.json").read_text())["claims"][0]
+    line = f"registry record differs between the merged runs: {files[0]} records no families (written by an older"
+    assert record["verdict"] == "broken" and any(p.startswith(line) for p in record["problems"]), record["problems"]
+    assert any(p.endswith("rerun it") for p in record["problems"]), record["problems"]
+    edited = dict(older["claims"][0], statement=older["claims"][0]["statement"] + " (edited)")
+    files[0].write_text(json.dumps(dict(older, claims=[edited])))  # differs in more than families: the bare line
+    assert merge_main([*map(str, files), "-o", str(tmp_path / "merged2")]) == 1
+    problems = json.loads((tmp_path / "merged2" / "verdicts.json").read_text())["claims"][0]["problems"]
+    assert "registry record differs between the merged runs" in problems, problems
+
+
 def test_the_terminal_line_says_when_members_decided_from_different_statistics():
     from pytest_claims.statements.families import family_lines
 

@@ -115,6 +115,7 @@ def test_a_statement_switched_from_anytime_to_fixed_and_its_batch_dropped_over_i
     spent_trial(pytester, decision='decision = { method = "fixed", why = "one look" }', batch="")
     record = spent_run(pytester)
     assert record["outcome"] == "error" and "anytime ledger" in record["reason"], record
+    assert "master seed no run of this test has used (--claims-seed N)" in record["reason"], record["reason"]
 
 
 # ------------------------------------------------------------------------------------------------

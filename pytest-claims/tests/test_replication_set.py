@@ -156,6 +156,32 @@ def test_replicated_on_every_seed_means_each_seed_decided_alone(pytester, tmp_pa
         assert "verified (pooled over seeds 1, 2)" in export.render(payload, fmt), fmt
 
 
+def test_a_seeds_chain_shorter_than_one_saved_is_not_pooled_and_the_longer_run_is_named(pytester, tmp_path, capsys):
+    """Seed 1 run, then continued (its saved runs hold its chain at 1 and 2 batches), seed 2 run: pooling seed 1's
+    shorter chain, picked after the longer turned against the user, is a look chosen after the data: refused in one
+    line naming the file, the statement, the seed and the longer saved run; the longest (alone, or beside the shorter)
+    is pooled."""
+    coin(pytester)
+    short = run(pytester, 1, "--claims-continue")
+    _next_second()
+    longer = run(pytester, 1, "--claims-continue")
+    two = run(pytester, 2)
+    assert [len(ledger_of(f)) for f in (short, longer)] == [1, 2]
+    rc, payload, (line,), _ = merged(capsys, tmp_path, short, two)
+    assert rc == 1 and payload["claims"][0]["verdict"] == "broken", rc
+    assert f"{short} holds seed 1's chain of 'rate' at 1 batch(es), but the saved run {longer} holds it at 2" in line
+    assert "test_rate" in line and line.removeprefix("merge: ") in payload["claims"][0]["problems"], line
+    assert payload["replication"]["pooled"][0]["outcome"] is None
+    for files in ((longer, two), (short, longer, two)):
+        rc, payload, lines, _ = merged(capsys, tmp_path, *files)
+        assert not lines and payload["replication"]["pooled"][0]["seeds"]["1"]["batches"] == 2, lines
+        assert payload["replication"]["pooled"][0]["outcome"] in ("held", "inconclusive")
+
+
+def ledger_of(saved: Path) -> list:
+    return json.loads(saved.read_text())["claims"][0]["statements"][0]["evidence"]["heads rate"]["anytime"]["ledger"]
+
+
 # ------------------------------------------------------------------------------------------------
 # Simulation: cherry-picking favourable seeds under the null
 # ------------------------------------------------------------------------------------------------

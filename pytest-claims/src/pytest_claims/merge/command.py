@@ -12,8 +12,9 @@ Runs under different master seeds are a replication set: the runs of each seed a
 and the report shows, per claim and statement test, the outcome under each seed and "replicated on k
 of K master seeds", claims whose verdict differs between seeds first. A claim whose verdict differs
 between seeds is broken in the merged verdicts (a verdict must not depend on the seed). An anytime statement's
-chains are pooled first (pytest_claims.merge.pool): runs of one seed keep the longest of their chain's prefixes, and the
-seeds' independent chains become one decision, listed under `replication.pooled`; only held under one seed and
+chains are pooled first (pytest_claims.merge.pool): runs of one seed keep the longest of their chain's prefixes (a
+seed's chain shorter than one of its saved runs beside the inputs is not pooled: the line names the longer run), and
+the seeds' independent chains become one decision, listed under `replication.pooled`; only held under one seed and
 refuted under another makes such a statement differ.
 Shards of one tier merge into exactly the verdicts of the unsharded run (apart from `runs` and
 `timings`).
@@ -22,6 +23,7 @@ Shards of one tier merge into exactly the verdicts of the unsharded run (apart f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import shutil
@@ -43,7 +45,7 @@ from pytest_claims.merge.pool import (
     with_pooled,
 )
 from pytest_claims.model.registry import Claim, Registry
-from pytest_claims.merge.replication_set import seeds_seen
+from pytest_claims.merge.replication_set import SavedChains, held_chains, seeds_seen, shorter_than_saved
 from pytest_claims.report.html_report import standalone_html
 from pytest_claims.statements.families import decided_families
 from pytest_claims.report.files import REPORT_ID, ReportDirectoryBusy, failed_write_line, new_report_id, write_merged
@@ -115,12 +117,10 @@ def _common_environment(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def merge(
-    payloads: list[dict[str, Any]], sources: list[str], seen: dict[str, dict[str, str]] | None = None
-) -> dict[str, Any]:
-    """One seed: the union of the runs. Several: a replication set (see the module's docstring). `seen`: the seeds
-    holding anytime chains outside the inputs (pytest_claims.merge.replication_set.seeds_seen), so that an incomplete
-    replication set is not pooled."""
+def merge(payloads: list[dict[str, Any]], sources: list[str], seen: SavedChains | None = None) -> dict[str, Any]:
+    """One seed: the union of the runs. Several: a replication set (see the module's docstring). `seen`: the anytime
+    chains held outside the inputs (pytest_claims.merge.replication_set.seeds_seen; None: none), so that an incomplete
+    replication set, or a seed's chain shorter than one saved, is not pooled."""
     if not payloads:
         raise MergeError("nothing to merge")
     seeds = list(dict.fromkeys(str(p.get("seed")) for p in payloads))
@@ -128,7 +128,8 @@ def merge(
     for seed in seeds:
         chosen = [i for i, p in enumerate(payloads) if str(p.get("seed")) == seed]
         per_seed[seed] = merge_one_seed([payloads[i] for i in chosen], [sources[i] for i in chosen])
-    alone, pooled = per_seed, pool_seeds(per_seed, seen)
+    shorter = shorter_than_saved(held_chains(payloads, sources), seen.longest) if seen is not None else {}
+    alone, pooled = per_seed, pool_seeds(per_seed, seen.seeds if seen is not None else None, shorter)
     if pooled:  # each seed decided again with the pooled outcomes (a refusal: with the claim's problem)
         per_seed = {seed: merge_one_seed([with_pooled(p, pooled)], [f"seed {seed}"]) for seed, p in per_seed.items()}
     if len(seeds) == 1:
@@ -257,8 +258,13 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
     inputs: dict[str, ClaimInputs] = {}
     by_test: dict[str, list[tuple[int, StatementRun]]] = {}
     drifted: set[str] = set()
+    variants: dict[str, list[Claim]] = {}
+    unrecorded: dict[str, list[str]] = {}  # claim -> the inputs whose registry record has no `families` key
     for index, payload in enumerate(payloads):
-        for claim, found in claims_from(payload):
+        for (claim, found), record in zip(claims_from(payload), payload["claims"]):
+            variants.setdefault(claim.id, []).append(claim)
+            if "families" not in record["registry"]:
+                unrecorded.setdefault(claim.id, []).append(sources[index])
             if claim.id not in claims:
                 claims[claim.id] = claim
                 inputs[claim.id] = ClaimInputs()
@@ -297,7 +303,8 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
     for into in inputs.values():
         into.not_reached -= set(by_test)
     for cid in drifted:
-        inputs[cid].problems = _once(inputs[cid].problems + ["registry record differs between the merged runs"])
+        problem = _drift_line(variants[cid], unrecorded.get(cid, []))
+        inputs[cid].problems = _once(inputs[cid].problems + [problem])
     papers: dict[str, Any] = {}
     for payload in payloads:
         papers.update(payload["papers"])
@@ -334,6 +341,19 @@ def merge_one_seed(payloads: list[dict[str, Any]], sources: list[str]) -> dict[s
             ),
         },
     )
+
+
+def _drift_line(variants: list[Claim], unrecorded: list[str]) -> str:
+    """The problem of a claim whose registry record differs between the merged runs; where it differs only in its
+    families and some inputs record none (`unrecorded`: written before registry records carried `families`), it names
+    them: such a file cannot say whether the statements it decided were in a family, so it is rerun, not merged."""
+    bare = [dataclasses.replace(claim, families={}) for claim in variants]  # a Claim holds dicts: not hashable
+    if unrecorded and all(claim == bare[0] for claim in bare):
+        return (
+            f"registry record differs between the merged runs: {', '.join(dict.fromkeys(unrecorded))} records no "
+            "families (written by an older pytest-claims, before registry records carried them): rerun it"
+        )
+    return "registry record differs between the merged runs"
 
 
 def _false_alarm_tiers(payloads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -401,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse_output_holding_inputs(args.out, [*args.runs, *([args.previous] if args.previous else [])])
         payloads = [load(p) for p in args.runs]
         refuse_repeats(args.runs, payloads)
-        seen, passed_over = seeds_seen(args.runs)
+        seen = seeds_seen(args.runs)
         merged = merge(payloads, [str(p) for p in args.runs], seen)
         if args.previous:
             merged["changes"] = changes(load(args.previous), merged)
@@ -429,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     counts: dict[str, int] = {}
     for record in merged["claims"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
-    for line in [*passed_over, *(f"merge: {line}" for line in refusals(merged))]:
+    for line in [*seen.passed_over, *(f"merge: {line}" for line in refusals(merged))]:
         print(line, file=sys.stderr)
     replicated = f"; {replication_line(merged['replication'])}" if "replication" in merged else ""
     print(f"merged {len(payloads)} runs (tiers {merged['tier']}) into {args.out}: {counts}{replicated}")

@@ -6,7 +6,10 @@ merge meets such chains in two ways.
 
 - **Runs of one master seed** hold the same chain, perhaps at different lengths (a machine that continued it
   further): every ledger must be a prefix of the longest, whose decision stands (`longest_chain`); anything else (a
-  stream with other counts, a gap) is left to the merge's "conflicting outcomes".
+  stream with other counts, a gap) is left to the merge's "conflicting outcomes". A seed's chain is pooled only at
+  its longest saved length: one shorter than a chain of the same seed and statement in the saved runs beside the
+  inputs is refused (pytest_claims.merge.replication_set.shorter_than_saved: choosing the length after seeing the
+  longer chain is a look chosen after the data).
 - **Runs under several master seeds** hold independent chains (their streams differ). `pool_seeds` joins them into
   one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues the
   chain of the seeds before it, as one more batch would (pytest_claims.anytime.chain_kinds.derive_chain: a product of
@@ -179,12 +182,17 @@ def pooled_reason(pooled: dict[str, Any]) -> str:
 
 
 def pool_seeds(
-    per_seed: dict[str, dict[str, Any]], seen: dict[str, dict[str, str]] | None = None
+    per_seed: dict[str, dict[str, Any]],
+    seen: dict[str, dict[str, str]] | None = None,
+    shorter: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The pooled record of every statement test that holds an anytime chain: pooled when the inputs' seeds are its
-    declared replication set, whole and in order (pytest_claims.merge.replication_set), else refused with the reason (a
-    record with "refused"). `seen`: per test, the seeds that hold a chain of it outside the inputs (saved runs) ->
-    where. With one seed there is nothing to pool: only a refusal (seeds seen that the merge lacks) is returned."""
+    declared replication set, whole and in order (pytest_claims.merge.replication_set), each seed's chain at its
+    longest saved length, else refused with the reason (a record with "refused"). `seen`: per test, the seeds that
+    hold a chain of it outside the inputs (saved runs) -> where (None: none seen). `shorter`: per test, why a seed's
+    chain among the inputs is shorter than one saved (pytest_claims.merge.replication_set.shorter_than_saved; None:
+    none is). With one seed there is nothing to pool: only a refusal (seeds seen that the merge lacks) is
+    returned."""
     by_test: dict[str, dict[str, dict[str, Any]]] = {}
     for seed, payload in per_seed.items():
         for claim in payload["claims"]:
@@ -197,7 +205,7 @@ def pool_seeds(
         others = {s: where for s, where in (seen or {}).get(test, {}).items() if s not in records}
         if len(records) == 1 and not others:
             continue
-        why = not_the_declared_set(list(records), others, _starts(records))
+        why = not_the_declared_set(list(records), others, _starts(records)) or (shorter or {}).get(test, "")
         if why:
             outcomes = {s: {"outcome": r.get("outcome")} for s, r in records.items()}
             out[test] = {"seeds": outcomes, "outcome": None, "why": why, "refused": True}

@@ -222,6 +222,19 @@ def extend_ledger(data: dict[str, Any], batch: Any, parameters: dict[str, Any]) 
     return batches, "; ".join(n for n in notes if n)
 
 
+def afresh_advice(start: str, chosen: str) -> str:
+    """Returns the advice (one clause) naming the one valid way to start `start` (a new chain, a fixed-sample
+    decision) of a statement whose ledger holds data: under a master seed no run of the test has used. Under the same
+    seed the fresh start would draw the very batches the ledger's looks have seen, decided by `chosen` (the new
+    parameters, the fixed rule) picked after seeing them; the plugin cannot tell a removed ledger from one never
+    started, so removing the file is no fresh start."""
+    return (
+        f"to start {start}, run under a master seed no run of this test has used (--claims-seed N): under this "
+        f"seed, removing the ledger would draw the batches it has seen again, decided by {chosen} chosen after "
+        "seeing them"
+    )
+
+
 def refuse_fixed_over_ledger(what: str) -> None:
     """A fixed-sample decision of `what` where this test's ledger holds `what`'s anytime chain (the statement switched
     from anytime to fixed, or its `anytime=`/`batch=` dropped) is refused with one ValueError: the fixed rule would be
@@ -235,7 +248,7 @@ def refuse_fixed_over_ledger(what: str) -> None:
         raise ValueError(
             f"{what}: decided by the fixed-sample rule, but its anytime ledger {path} holds "
             f"{len(ledger['batches'])} batch(es) of this statement: restore decision = 'anytime' (and "
-            "batch=claims_batch) to continue the chain, or remove the file to start a fixed-sample decision afresh"
+            f"batch=claims_batch) to continue the chain, or {afresh_advice('a fixed-sample decision', 'a rule')}"
         )
 
 
@@ -249,8 +262,9 @@ def _extended(ledger, path, data: dict[str, Any], batch: Any, parameters: dict, 
         )
     if ledger is not None and ledger["statement"] != parameters:
         raise ValueError(
-            f"{parameters['what']}: its ledger {path} was started under {ledger['statement']}, not {parameters}; "
-            "the threshold, levels and prior cannot change after the data (remove the file to start a new chain)"
+            f"{parameters['what']}: the threshold, levels and prior cannot change after the data "
+            f"({afresh_advice('a new chain', 'parameters')}); its ledger {path} was started under "
+            f"{ledger['statement']}, not {parameters}"
         )
     batches = list(ledger["batches"]) if ledger is not None else []
     expected = next_batch(ledger, test.continuing() if test is not None else False)
