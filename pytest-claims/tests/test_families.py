@@ -467,3 +467,33 @@ def test_the_families_section_escapes_what_the_payload_says(pytester, tmp_path):
     section = section[: section.index("</table>")]
     shown = [html.escape(HOSTILE.replace("family", k)) for k in ("family", "method", "a", "b", "c")]
     assert all(text in section for text in [*shown, html.escape("<b>a</b>")]), section
+
+
+def test_a_family_decided_at_two_tiers_of_a_merge_is_one_per_tier_and_says_its_tier():
+    """A merge of a smoke and a full run holds a family's records from both tiers: each tier's records are that tier's
+    decision (not members' tests that passed different statistics), and the tier is shown only where there are
+    several."""
+    from pytest_claims.report.html_report import families_html
+    from pytest_claims.statements.families import decided_families, family_lines
+
+    def member(name: str, tier: str, b_decision: str) -> dict:
+        found = {"family": "f", "method": "holm", "alpha": 0.05, "members": {"a": {"decision": HELD}}}
+        found["members"]["b"] = {"decision": b_decision}
+        return {"statement": name, "tier": tier, "evidence": {"f": found}}
+
+    merged = [member("a", "smoke", INCONCLUSIVE), member("b", "full", HELD)]  # each tier's own statistics
+    lines = family_lines({"claims": [{"id": "c", "statements": merged}]})
+    assert lines == [
+        "c: family 'f' (smoke tier) by holm at family-wise 0.05: a held, b inconclusive",
+        "c: family 'f' (full tier) by holm at family-wise 0.05: a held, b held",
+    ]
+    page = families_html(decided_families({"claims": [{"id": "c", "statements": merged}]}))
+    assert "smoke tier" in page and "full tier" in page and "different statistics" not in page
+    one_tier = [member("a", "smoke", HELD), member("b", "smoke", HELD)]
+    (line,) = family_lines({"claims": [{"id": "c", "statements": one_tier}]})
+    assert "tier" not in line and "tier" not in families_html(
+        decided_families({"claims": [{"id": "c", "statements": one_tier}]})
+    )
+    differ = [member("a", "smoke", HELD), member("b", "smoke", INCONCLUSIVE), member("a", "full", HELD)]
+    smoke, full = decided_families({"claims": [{"id": "c", "statements": differ}]})
+    assert (smoke.tier, smoke.statistics_differ, full.tier, full.statistics_differ) == ("smoke", True, "full", False)

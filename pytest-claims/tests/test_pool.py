@@ -10,7 +10,8 @@ import math
 import pytest
 from chains import ledger_batches
 from pytest_claims.anytime.evalues import UNIFORM, rate_log_evalues_for
-from pytest_claims.merge.pool import chain_of, longest_chain, pool_chains, with_pooled
+from pytest_claims.anytime.chain_kinds import decide_chain
+from pytest_claims.merge.pool import chain_contradiction, chain_of, longest_chain, pool_chains, with_pooled
 
 THRESHOLD, ALPHA = 0.6, 1e-4
 
@@ -115,3 +116,46 @@ def test_with_pooled_sets_the_outcome_and_keeps_the_seed_s_own_chain():
     assert out["evidence"]["heads rate"]["pooled"] == pooled["t"]
     assert out["evidence"]["heads rate"]["anytime"] == one["evidence"]["heads rate"]["anytime"]
     assert payload["claims"][0]["statements"][0] == one  # the input is not changed
+
+
+HELD_CHAIN = ((140, 200), (137, 200), (150, 200))  # crosses for the statement at its third look
+REFUTED_CHAIN = ((60, 200),)  # 30% against 60%: crosses against it at once
+INCONCLUSIVE_CHAIN = ((140, 200),)
+
+
+@pytest.mark.parametrize(
+    "counts, outcome, contradicts",
+    [
+        (INCONCLUSIVE_CHAIN, "held", True),  # the review's case: an outcome edited to held, its chain undecided
+        (INCONCLUSIVE_CHAIN, "refuted", True),  # an undecided chain ends its test inconclusive
+        (REFUTED_CHAIN, "held", True),
+        (REFUTED_CHAIN, "inconclusive", True),  # a refuted chain ends its test refuted
+        (HELD_CHAIN, "refuted", False),  # a held chain lets the test go on: a later check may refute it
+        (HELD_CHAIN, "inconclusive", False),  # ... or leave it inconclusive
+        (HELD_CHAIN, "held", False),
+        (REFUTED_CHAIN, "refuted", False),
+        (INCONCLUSIVE_CHAIN, "inconclusive", False),
+        (INCONCLUSIVE_CHAIN, "error", False),  # not a decision's outcome: nothing to compare
+    ],
+)
+def test_an_outcome_its_own_chain_cannot_have_given_is_named_with_both_values(counts, outcome, contradicts):
+    given = record(1, *counts, outcome=outcome)
+    _, chain = chain_of(given)
+    decided = decide_chain(chain["statement"], chain["batches"]).decision
+    why = chain_contradiction(given)
+    assert bool(why) == contradicts, (decided, why)
+    if contradicts:
+        assert f"records outcome {outcome!r}" in why and f"decides {decided!r}" in why and "needs 9.21" in why
+
+
+def test_a_decided_outcome_on_a_spoiled_chain_is_named_and_a_pooled_one_taken_from_a_merged_set_only():
+    spoiled = record(1, *INCONCLUSIVE_CHAIN, outcome="held")
+    spoiled["evidence"]["heads rate"]["anytime"]["ledger"][0]["log_e_for"] = 50.0  # not its counts' e-value
+    assert "fails its check" in chain_contradiction(spoiled)
+    assert chain_contradiction(dict(spoiled, outcome="inconclusive")) == ""  # nothing decided on it
+    one, two = record(1, (140, 200), (137, 200)), record(2, (139, 200), (140, 200))
+    out = with_pooled({"claims": [{"statements": [one]}]}, {"t": pool_chains({"1": one, "2": two})})
+    pooled = out["claims"][0]["statements"][0]  # held pooled; its own chain alone is not
+    assert pooled["outcome"] == "held" and chain_contradiction(one) == ""
+    assert chain_contradiction(pooled, merged_seeds=True) == ""
+    assert "decides 'inconclusive'" in chain_contradiction(pooled)  # a pooled record in a one-seed file is not taken

@@ -310,3 +310,23 @@ def test_a_saved_run_under_a_far_seed_is_named_without_listing_the_gap():
     assert "the inputs lack seed 2 (no chain anywhere the merge can see: a gap)" in done.stdout, done.stdout
     assert "seed 6 (no chain" in done.stdout and "seed 7" not in done.stdout, done.stdout
     assert f"and {3_000_000_001 - 2 - 5} more" in done.stdout, done.stdout
+
+
+def test_a_lone_run_whose_outcome_was_edited_apart_from_its_chain_is_refused_naming_both(pytester, tmp_path, capsys):
+    coin(pytester)
+    saved = json.loads(run(pytester, 1).read_text())
+    honest = saved["claims"][0]["statements"][0]
+    assert honest["outcome"] == "inconclusive"  # one batch of 200 at 68%: its chain crosses neither way
+    for name, outcome in (("honest", honest["outcome"]), ("edited", "held"), ("edited_refuted", "refuted")):
+        honest["outcome"] = outcome
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "verdicts.json").write_text(json.dumps(saved))
+    rc, payload, _, _ = merged(capsys, tmp_path, tmp_path / "honest" / "verdicts.json")
+    assert rc == 0 and payload["claims"][0]["statements"][0]["outcome"] == "inconclusive"
+    for name, outcome in (("edited", "held"), ("edited_refuted", "refuted")):
+        edited = tmp_path / name / "verdicts.json"
+        assert merge_main([str(edited), "-o", str(tmp_path / f"out_{name}")]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert str(edited) in line and "test_coin.py::test_rate" in line, line
+        assert f"records outcome {outcome!r}" in line and "decides 'inconclusive'" in line, line
+        assert not (tmp_path / f"out_{name}").exists()  # nothing merged from it

@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from pytest_claims.anytime.evalues import decide_log_evalues
-from pytest_claims.anytime.chain_kinds import derive_chain, kind_of
+from pytest_claims.anytime.chain_kinds import decide_chain, derive_chain, kind_of
 from pytest_claims.statements.decision import chain_in, holds_chain
 from pytest_claims.statements.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, Verdict
@@ -62,6 +62,46 @@ def chain_of(record: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     if chain is None:
         return None
     return chain.what, check_ledger(chain.ledger(LEDGER_VERSION))
+
+
+def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> str:
+    """Why a statement run's recorded outcome is not its own anytime chain's ("" when it is, or when the record holds
+    no anytime chain): an outcome of held, refuted or inconclusive other than the chain's own decision where that is
+    refuted or inconclusive (pytest_claims.statements.decision.conclude ends the test there), and held where the
+    chain did not hold. Only certain contradictions: a chain that held lets its test go on, so a later check of the
+    test may refute it or leave it inconclusive. A held or refuted outcome on a chain that fails its check (chain_of:
+    numbers no run computes) is named as that. `merged_seeds`: the record is from a merged replication set, whose
+    pooled statements carry the pooled outcome (the seeds' other chains are not in the record: the pooled record is
+    taken as written). Returns the reason, without the file or test."""
+    outcome = record.get("outcome")
+    if outcome not in POOLABLE:
+        return ""
+    try:
+        found = chain_of(record)
+    except (ValueError, TypeError) as error:  # LedgerInvalid, or numbers the e-values refuse
+        return (
+            ""
+            if outcome == INCONCLUSIVE
+            else f"records outcome {outcome!r} on an anytime chain that fails its check: {error}"
+        )
+    if found is None:
+        return ""
+    what, chain = found
+    pooled = record["evidence"][what].get("pooled")
+    if merged_seeds and isinstance(pooled, dict) and pooled.get("outcome") == outcome:
+        return ""
+    decided = decide_chain(chain["statement"], chain["batches"])
+    if decided.decision in (HELD, outcome):  # after a held chain its test goes on: any outcome may follow
+        return ""
+    statement = chain["statement"]
+    shown = (
+        f" (largest ln E for the statement {significant(decided.max_log_e_for)}, needs "
+        f"{significant(-math.log(statement['held_alpha']))}; against it {significant(decided.max_log_e_against)}, "
+        f"needs {significant(-math.log(statement['alpha']))})"
+        if kind_of(statement).evalues
+        else ""
+    )
+    return f"records outcome {outcome!r}, but its anytime chain {what!r} decides {decided.decision!r}{shown}"
 
 
 def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

@@ -314,9 +314,10 @@ def _statistic(kind: str, value: float | None) -> str:
 def families_html(families: Sequence[Any]) -> str:
     """The families decided in the run, below the claim tables: a row per member (its adjusted decision and the
     statistics it was decided from, in columns a reader compares down the family), the family's claim, name, method
-    and family-wise levels spanning its members' rows, and a warning where the members' tests recorded different
-    statistics. `families`: pytest_claims.statements.families.decided_families(payload) (the report sits beside the
-    statements, so its callers read them); empty: no section. Returns the HTML ("" for none)."""
+    and family-wise levels spanning its members' rows (and its tier, where a merge holds the family decided at
+    several), and a warning where the members' tests recorded different statistics. `families`:
+    pytest_claims.statements.families.decided_families(payload) (the report sits beside the statements, so its
+    callers read them); empty: no section. Returns the HTML ("" for none)."""
     if not families:
         return ""
     rows: list[str] = []
@@ -330,10 +331,11 @@ def families_html(families: Sequence[Any]) -> str:
             if family.statistics_differ
             else ""
         )
+        at = "" if family.tier is None else f"<br><small>{esc(family.tier)} tier</small>"
         anchor = slug(family.claim)
         head = (
             f'<td{span}><code>{esc(family.claim)}</code><a class="permalink" href="#{esc(anchor)}" '
-            f'title="the claim">#</a></td><td{span}><b>{esc(family.name)}</b>{differ}</td>'
+            f'title="the claim">#</a></td><td{span}><b>{esc(family.name)}</b>{at}{differ}</td>'
             f"<td{span}>{esc(family.method)}</td><td{span}>{alpha} to refute{held}</td>"
         )
         cells = [

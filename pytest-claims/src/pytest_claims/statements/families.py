@@ -242,7 +242,9 @@ class RecordedFamily:
     """A family decided in a run, read from its members' evidence (the record decide_family wrote): the `claim` id,
     the family's `name` and `method`, its family-wise `alpha` (to refute) and `held_alpha` (to hold; None where not
     recorded), each member's adjusted decision (`members`, in the record's order), and `statistics_differ`: the
-    members' tests recorded different statistics, so each decided another family (not one decision)."""
+    members' tests recorded different statistics, so each decided another family (not one decision); and `tier`, the
+    tier its records were decided at where the payload holds the family decided at more than one tier (a merge of
+    smoke and full runs: each tier's decision is its own), None otherwise (nothing to tell apart)."""
 
     claim: str
     name: str
@@ -251,6 +253,7 @@ class RecordedFamily:
     held_alpha: float | None
     members: tuple[RecordedMember, ...]
     statistics_differ: bool
+    tier: str | None = None
 
     @property
     def statistic(self) -> str:
@@ -268,16 +271,21 @@ def _recorded_number(value: Any) -> float | None:
 def decided_families(payload: dict[str, Any]) -> list[RecordedFamily]:
     """The families decided in a run (a verdicts.json payload, a merged one too), in the order their records appear:
     a statement's evidence value holding "family" and a "members" record is one of its family's records (the record
-    decide_family wrote); the records of one family of one claim are its members' tests', and the first is shown.
-    Returns a list of RecordedFamily ([] when no family was decided)."""
-    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    decide_family wrote); the records of one family of one claim at one tier (the statement record's "tier") are its
+    members' tests', and the first is shown. Returns a list of RecordedFamily ([] when no family was decided)."""
+    seen: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for claim in payload.get("claims", []):
         for statement in claim.get("statements", []):
+            tier = statement.get("tier")
             for found in (statement.get("evidence") or {}).values():
                 if isinstance(found, dict) and "family" in found and isinstance(found.get("members"), dict):
-                    seen.setdefault((str(claim.get("id", "?")), str(found["family"])), []).append(found)
+                    key = (str(claim.get("id", "?")), str(found["family"]), tier if isinstance(tier, str) else "")
+                    seen.setdefault(key, []).append(found)
+    tiers: dict[tuple[str, str], int] = {}  # the tiers each family was decided at
+    for cid, name, _ in seen:
+        tiers[(cid, name)] = tiers.get((cid, name), 0) + 1
     families = []
-    for (cid, name), records in seen.items():
+    for (cid, name, tier), records in seen.items():
         found = records[0]
         members = tuple(
             RecordedMember(
@@ -297,21 +305,23 @@ def decided_families(payload: dict[str, Any]) -> list[RecordedFamily]:
                 held_alpha=_recorded_number(found.get("held_alpha")),
                 members=members,
                 statistics_differ=any(r.get("members") != found["members"] for r in records),
+                tier=(tier or "?") if tiers[(cid, name)] > 1 else None,
             )
         )
     return families
 
 
 def family_lines(payload: dict[str, Any]) -> list[str]:
-    """The terminal's lines for the families decided in a run (a verdicts.json payload): one per family, its
-    method, family-wise alpha and each member's adjusted decision, read by decided_families; a family whose members'
-    tests recorded different statistics says so (each test decided another family: not one decision). Returns the
-    lines ([] when no family was decided)."""
+    """The terminal's lines for the families decided in a run (a verdicts.json payload): one per family (and tier,
+    where a merge holds it decided at several), its method, family-wise alpha and each member's adjusted decision,
+    read by decided_families; a family whose members' tests recorded different statistics says so (each test decided
+    another family: not one decision). Returns the lines ([] when no family was decided)."""
     lines = []
     for family in decided_families(payload):
         members = ", ".join(f"{m.name} {m.decision}" for m in family.members)
         alpha = "?" if family.alpha is None else significant(family.alpha)
-        line = f"{family.claim}: family {family.name!r} by {family.method} at family-wise {alpha}"
+        at = f" ({family.tier} tier)" if family.tier is not None else ""
+        line = f"{family.claim}: family {family.name!r}{at} by {family.method} at family-wise {alpha}"
         if family.statistics_differ:
             line += (
                 ": its members' tests passed different statistics, so each decided another family (compute them "
