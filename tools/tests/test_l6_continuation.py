@@ -1,5 +1,6 @@
-"""The continuation's planner (tools.l6_continuation.order: the statement that could decide soonest first) and the
-runner planning again after every unit (tools.l6_evidence.Runner: a unit no statement still reads is stopped)."""
+"""The continuation's planner (tools.l6_continuation.order: the statement that could decide soonest first, the running
+statements in turn) and the runner planning again after every unit (tools.l6_evidence.Runner: a unit no statement
+still reads is stopped)."""
 
 from __future__ import annotations
 
@@ -25,30 +26,28 @@ def _todo(done, units):
 
 
 @pytest.mark.smoke
-def test_the_nearest_statement_goes_first_and_a_decided_one_not_at_all():
-    units = _units([True] * 4, overflows_1e4=[0, 1, 0, 0])  # the committed state: 5 wins hold, 3 batches could
+def test_the_nearest_statement_goes_first_the_others_take_turns_and_a_decided_one_gets_none():
+    units = _units([True] * 4, overflows_1e4=[0, 1, 0, 0])  # 5 more wins hold; 3 batches could; ERM 9 seeds
     done = lc.chains_of(units)
     todo = _todo(done, units)
     cost = lambda u: cont.COST[u.method, u.lr]  # noqa: E731
     planned = cont.order(done, todo, cost)
-    first_ten = [u.id for u in planned[:10]]
-    assert first_ten == [f"{m}-seed{s}" for s in range(14, 19) for m in ("proposed-0.0001-1e5", "baseline-1e-05-1e5")]
-    assert planned[10].id == "baseline-0.0001-1e5-seed14"  # then the overflow statement's three batches
     assert len(planned) == len(set(planned)) == len(todo)
-
-    units = _units([False, False, True, False], overflows_1e4=[0, 1, 0, 0])
-    losing = lc.chains_of(units)
-    planned = cont.order(losing, _todo(losing, units), cost)
-    assert {u.id for u in planned[:24]} == {
-        f"baseline-{lr}-1e5-seed{s}" for s in range(14, 26) for lr in ("1e-05", "0.0001")
-    }
+    # reaches: lower 5 x 2487 CPU-s, overflow 12 x 2028, ERM 9 x 2930; the nearest's first unit first, then in turn
+    ids = [u.id for u in planned]
+    assert ids[:3] == ["proposed-0.0001-1e5-seed14", "baseline-1e-05-1e5-seed14", "erm-0.001-1e6-seed10"]
+    assert [u.seed for u in planned[:23] if u.method == "erm"] == list(range(10, 19)), "ERM waited for the others"
+    assert [u.seed for u in planned[:23] if u.method == "proposed"] == list(range(14, 19))
+    assert ids.index("baseline-0.0001-1e5-seed14") < ids.index("erm-0.001-1e6-seed14")
 
     units = _units([True] * 9, overflows_1e4=[0, 1, 0, 0])
     held = lc.chains_of(units)
     assert held[lc.LOWER].end == lc.HELD
     planned = cont.order(held, _todo(held, units), cost)
     assert not any(u.method == "proposed" for u in planned)
-    assert planned[0].id == "baseline-0.0001-1e5-seed14"
+    # two statements left: one unit of each in turn, so two slots run one of each, whichever ends first
+    assert [u.method for u in planned[:18]] == ["baseline", "erm"] * 9
+    assert [u.seed for u in planned[:18] if u.method == "erm"] == list(range(10, 19))
 
 
 @pytest.mark.smoke
