@@ -255,3 +255,29 @@ def test_registered_seed_counts_are_the_computed_ones(statement, rates):
     batches = [decisions.anytime_batches_to_decide(more, level) for more, _ in rates]
     said = [int(n) for n in re.findall(r"(\d+) batches of 4 seeds", record["text"])]
     assert sorted(said) == sorted(batches), (said, batches)
+
+
+@pytest.mark.smoke
+def test_a_continued_statement_ends_as_its_chain_and_says_the_way_on():
+    """decisions.continued over constructed chains: held at the crossing for, refuted at the crossing against; a
+    running chain is inconclusive and names the runner that continues it (never the fixed-sample advice of a fresh
+    run, which would throw its registered chain away); a chain at its cap is inconclusive and says so."""
+    from tools import l6_chains as lc
+    from tools.tests.test_l6_chains import _units
+
+    def ended(units: dict) -> tuple[str, str]:
+        try:
+            decisions.continued(lc.chains_of(units)[lc.LOWER]).decide()
+        except ClaimRefuted as refuted:
+            return "refuted", str(refuted)
+        except StatementInconclusive as inconclusive:
+            return "undecided", str(inconclusive)
+        return "held", ""
+
+    assert ended(_units([True] * 9))[0] == "held"
+    assert ended(_units([False] * 17))[0] == "refuted"  # E_against = 2^18 / 18 > 1e4 at the 17th loss
+    running, why = ended(_units([True] * 5))
+    assert running == "undecided" and "python -m tools.l6_continuation run" in why
+    assert "fresh run" not in why and "claims-continue" not in why
+    capped, why = ended(_units([True, False] * 15))  # seeds 10-39, 15 wins and 15 losses: no crossing by seed 39
+    assert capped == "undecided" and "reached its cap without crossing" in why and "l6_continuation run" not in why

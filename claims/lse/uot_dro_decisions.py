@@ -18,12 +18,12 @@ from claims.findings import Finding
 from workloads import uot_dro as fx
 from kernels.stats import mean_lower_bound, sign_test_greater
 from pytest_claims import (
+    StatementInconclusive,
     decide_test,
     decide_two_proportions,
     rate_lower_bound,
     rate_upper_bound,
     statement_holds,
-    statement_inconclusive,
     statement_none,
 )
 
@@ -451,6 +451,13 @@ def continued(chain) -> Finding:
         if chain.end == l6_chains.HELD:
             return
         statement_holds(chain.end != l6_chains.REFUTED, f"refuted by its registered chain: {chain.shown()}")
-        statement_inconclusive(f"its registered chain has not crossed: {chain.shown()}")
+        # raised as it is, not through statement_inconclusive: the chain is continued by the next seeds' units, its
+        # e-process valid at any look, so the fixed-sample advice (a fresh run) would send the reader the wrong way
+        if chain.end == l6_chains.CAPPED:
+            raise StatementInconclusive(f"its registered chain reached its cap without crossing: {chain.shown()}")
+        raise StatementInconclusive(
+            f"its registered chain has not crossed: {chain.shown()}; the next seeds' units continue it "
+            "(python -m tools.l6_continuation run, docs/l6-evidence.md)"
+        )
 
     return Finding(headline=headline, record={"chain": chain.record()}, decide=decide)

@@ -264,3 +264,19 @@ def test_trials_to_decide_is_close_to_the_exact_answer(rate, threshold):
     else:
         assert abs(found - exact) <= 0.15 * exact, (found, exact)
     assert trials_to_decide(threshold, threshold, alpha, at_least=True) is None
+
+
+def test_an_inconclusive_claim_names_each_statement_with_its_own_reason_cut_visibly():
+    from pytest_claims.model.verdicts import REASON_CHARS, StatementRun, _named_reasons
+
+    long = "chain " + "x" * 2 * REASON_CHARS + " seeds from 10"
+    runs = [
+        StatementRun("t::a", "c", "first", "gpu", "inconclusive", long),
+        StatementRun("t::b", "c", "second", "gpu", "inconclusive", "no look yet (seeds from 10)"),
+        StatementRun("t::c", "c", "third", "gpu", "inconclusive", ""),
+    ]
+    first = _named_reasons("first", runs)
+    assert first.startswith("first (chain x") and first.endswith("...)")
+    assert len(first) == len("first ()") + REASON_CHARS
+    assert _named_reasons("second", runs) == "second (no look yet (seeds from 10))"
+    assert _named_reasons("third", runs) == "third"

@@ -319,10 +319,10 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
     # its cells) is not shown: the claim is inconclusive, naming it.
     inconclusive = sorted({r.statement for r in undecided if decisive(r) and claim.statements[r.statement].required})
     if inconclusive:
-        why = "; ".join(sorted({r.reason for r in undecided if r.statement in inconclusive and r.reason}))[:600]
         return (
             Verdict.INCONCLUSIVE,
-            f"required statements inconclusive at a decisive scale: {', '.join(inconclusive)} ({why})",
+            "required statements inconclusive at a decisive scale: "
+            + "; ".join(_named_reasons(name, undecided) for name in inconclusive),
         )
     missing, skipped = [], []
     for name, statement in claim.statements.items():
@@ -343,6 +343,17 @@ def claim_verdict(claim: Claim, inputs: ClaimInputs) -> tuple[str, str]:
             reason = "refuted as printed at reduced scale (" + ", ".join(printed) + "); " + reason
         return Verdict.REDUCED_SCALE, reason
     return Verdict.VERIFIED, "every required statement ran at a decisive scale as registered"
+
+
+REASON_CHARS = 600  # of each inconclusive statement's reason in a claim's line, as one had (its run keeps it whole)
+
+
+def _named_reasons(name: str, runs: list[StatementRun]) -> str:
+    """One inconclusive statement in a claim's reason: its name and why (its runs' distinct reasons), each cut at
+    REASON_CHARS with an ellipsis, so that one long reason neither hides another's nor ends mid-word unmarked."""
+    reasons = sorted({r.reason for r in runs if r.statement == name and r.reason})
+    cut = [r if len(r) <= REASON_CHARS else r[: REASON_CHARS - 3].rstrip() + "..." for r in reasons]
+    return f"{name} ({'; '.join(cut)})" if cut else name
 
 
 def _not_reached(inputs: ClaimInputs) -> str:
