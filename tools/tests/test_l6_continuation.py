@@ -120,3 +120,39 @@ def test_the_runner_starts_at_most_most_units(tmp_path, monkeypatch):
     family = _Family(tmp_path, {u.id: 0.1 for u in units})
     l6_evidence.Runner(family, 1, "inline", 0, False, lambda line: None).run(units, replan=lambda: units, most=2)
     assert [family.entry_path(u).is_file() for u in units] == [True, True, False]
+
+
+@pytest.mark.smoke
+def test_a_sitting_is_recorded_open_as_it_starts_and_closed_when_it_ends(tmp_path, monkeypatch):
+    """A runner stopped outright (a machine taken back) never closes its sittings: the record shows each one from
+    its start (the code it ran, the step it resumed from), and a finished unit whose trainer clock counts more than
+    its closed sittings is named with the seconds no sitting records."""
+    import json
+
+    monkeypatch.setattr(l6_evidence, "_trainer_seconds", lambda entry: None)
+    monkeypatch.setattr(l6_evidence, "POLL_SECONDS", 0.05)
+    (tmp_path / "units").mkdir()
+    unit = _Unit("u")
+    family = _Family(tmp_path, {"u": 0.5})
+    seen = []  # the record as the runner says the unit started
+
+    def log(line: str) -> None:
+        if line.split(" ", 2)[1:2] == ["started"]:
+            seen.append(json.loads(family.provenance_path(unit).read_text())["sittings"])
+
+    l6_evidence.Runner(family, 1, "inline", 0, False, log).run([unit])
+    (opened,) = seen
+    assert len(opened) == 1 and opened[0]["ended"] is None and opened[0]["from_step"] == 0
+    assert opened[0]["commit"] == l6_evidence.git_head()
+    record = json.loads(family.provenance_path(unit).read_text())
+    (closed,) = record["sittings"]
+    assert closed["ended"] and closed["exit"] == 0 and closed["to_step"] == l6_evidence.PAPER_STEPS_OF_A_UNIT
+    assert record["cpu_seconds"] == closed["cpu_seconds"] and closed["commit"] == opened[0]["commit"]
+
+    # seed 23's record: 944 s on its trainer's clock against 250 s of closed sittings (its first sitting unclosed)
+    sittings = [{"wall_seconds": 145.0, "cpu_seconds": 131.8}, {"wall_seconds": 105.0, "cpu_seconds": 91.9}]
+    seed23 = {"trainer_seconds": {"train": 851.7, "evaluate": 92.3}, "sittings": sittings}
+    assert l6_evidence.unclosed_seconds(seed23) == pytest.approx(694.0)
+    whole = {"trainer_seconds": {"train": 900.0, "evaluate": 40.0}, "sittings": [{"wall_seconds": 950.0}]}
+    assert l6_evidence.unclosed_seconds(whole) == 0.0
+    assert l6_evidence.unclosed_seconds({"trainer_seconds": None, "sittings": "x"}) == 0.0
