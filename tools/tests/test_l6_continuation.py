@@ -156,3 +156,32 @@ def test_a_sitting_is_recorded_open_as_it_starts_and_closed_when_it_ends(tmp_pat
     whole = {"trainer_seconds": {"train": 900.0, "evaluate": 40.0}, "sittings": [{"wall_seconds": 950.0}]}
     assert l6_evidence.unclosed_seconds(whole) == 0.0
     assert l6_evidence.unclosed_seconds({"trainer_seconds": None, "sittings": "x"}) == 0.0
+
+
+@pytest.mark.smoke
+def test_status_tells_a_unit_being_computed_from_a_sitting_stopped_outright(tmp_path, capsys):
+    """An open sitting (`ended` null) of a unit not yet in is either running now or was stopped outright: status
+    says which from the store's lock record beside the entry, which its holder touches every 2 s while computing
+    (pytest_claims.store.key_lock). It had called the two units the background runner was computing 'stopped'."""
+    import json
+    import os
+
+    running, stopped = cont.Unit("erm", 1e-3, 10, cont.TEXT_STEPS), cont.Unit("baseline", 1e-5, 25, cont.RELEASED_STEPS)
+    store = tmp_path / "store"
+    (tmp_path / "units").mkdir()
+    for unit in (running, stopped):
+        lock = cont.entry_path(unit, store).with_suffix(".lock.json")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_text(json.dumps({"pid": 1, "host": "vm", "test": "", "since": time.time()}))
+        sitting = {"started": "2026-12-07T12:10:39Z", "ended": None, "commit": "x", "from_step": 0}
+        (tmp_path / "units" / f"{unit.id}.json").write_text(json.dumps({"sittings": [sitting]}))
+    old = time.time() - 3600  # no heartbeat for an hour: its holder was stopped
+    os.utime(cont.entry_path(stopped, store).with_suffix(".lock.json"), (old, old))
+    assert cont.being_computed(running, store) and not cont.being_computed(stopped, store)
+    assert not cont.being_computed(cont.Unit("proposed", 1e-4, 30, cont.RELEASED_STEPS), store)  # no lock at all
+
+    cont.status(tmp_path)
+    out = capsys.readouterr().out
+    assert f"being computed now: {running.id}" in out
+    (line,) = [x for x in out.splitlines() if "stopped outright" in x]
+    assert stopped.id in line and running.id not in line
