@@ -299,3 +299,19 @@ def test_a_chain_chart_counts_looks_in_whole_numbers_up_to_the_cap():
         assert all(float(t).is_integer() for t in ticks), (name, ticks)
         assert ax.get_xlim()[1] >= last and ax.get_xlim()[1] < last + 1, (name, ax.get_xlim())
         assert ("batch" in ax.get_xlabel()) == (name == lc.REQUIRES)
+
+
+@pytest.mark.smoke
+def test_a_continued_statements_headline_names_its_thresholds_and_cap():
+    """The report shows the registered false alarm (1e-4: refutation) beside a held statement; the headline must
+    say where the chain holds (E_for >= 100 for the lower objective, 1e4 for the overflow statement), where it is
+    refuted, and its cap, or a reader takes the held for a 1e-4 decision."""
+    from tools import l6_chains as lc
+    from tools.tests.test_l6_chains import _units
+
+    chains = lc.chains_of(_units([True] * 9, overflows_1e4=[1, 0, 1, 1]))
+    lower = decisions.continued(chains[lc.LOWER]).headline
+    assert lower["holds_at"] == "E_for >= 100" and lower["refuted_at"] == "E_against >= 1e+04"
+    assert lower["cap"] == "seed 39"
+    requires = decisions.continued(chains[lc.REQUIRES]).headline
+    assert requires["holds_at"] == "E_for >= 1e+04" and requires["cap"] == "seed 69 (15 batches of 4 seeds)"
