@@ -460,7 +460,10 @@ def _continued(pytestconfig, evidence, statement: str) -> None:
     chain = l6_continuation.chains(store)[statement]
     finding = decisions.continued(chain)
     finding.show(evidence)
-    evidence.record(units_read=len(l6_continuation.present(store)), units_computed=0)
+    # the units this statement's chain read (its looks), beside all the continuation's units in the folder
+    evidence.record(
+        units_read=chain.units_read, continuation_units_in=len(l6_continuation.present(store)), units_computed=0
+    )
     evidence.figure(f"{statement}: its chain by look", figures.chain_figure(chain))
     if statement == "erm-accuracy-falls-at-20-epochs":
         evidence.figure("ERM's clean test accuracy at 2 and 20 epochs", _erm_horizons(folder, store))

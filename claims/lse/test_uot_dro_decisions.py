@@ -281,3 +281,37 @@ def test_a_continued_statement_ends_as_its_chain_and_says_the_way_on():
     assert "fresh run" not in why and "claims-continue" not in why
     capped, why = ended(_units([True, False] * 15))  # seeds 10-39, 15 wins and 15 losses: no crossing by seed 39
     assert capped == "undecided" and "reached its cap without crossing" in why and "l6_continuation run" not in why
+
+
+@pytest.mark.smoke
+def test_a_chain_chart_counts_looks_in_whole_numbers_up_to_the_cap():
+    """The chain's chart: looks on an axis of whole looks from 1 to the cap's look (15 batches of 4 seeds for the
+    overflow statement, 30 seeds for the lower objective), so a reader sees how far the chain is from its cap."""
+    from claims.lse import uot_dro_figures as figures
+    from tools import l6_chains as lc
+    from tools.tests.test_l6_chains import _units
+
+    chains = lc.chains_of(_units([True] * 3, overflows_1e4=[1, 0, 1, 1, 1, 1, 0, 1]))
+    for name, last in ((lc.REQUIRES, 15), (lc.LOWER, 30), (lc.ERM_FALLS, 20)):
+        fig = figures.chain_figure(chains[name])
+        ax = fig.axes[0]
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert all(float(t).is_integer() for t in ticks), (name, ticks)
+        assert ax.get_xlim()[1] >= last and ax.get_xlim()[1] < last + 1, (name, ax.get_xlim())
+        assert ("batch" in ax.get_xlabel()) == (name == lc.REQUIRES)
+
+
+@pytest.mark.smoke
+def test_a_continued_statements_headline_names_its_thresholds_and_cap():
+    """The report shows the registered false alarm (1e-4: refutation) beside a held statement; the headline must
+    say where the chain holds (E_for >= 100 for the lower objective, 1e4 for the overflow statement), where it is
+    refuted, and its cap, or a reader takes the held for a 1e-4 decision."""
+    from tools import l6_chains as lc
+    from tools.tests.test_l6_chains import _units
+
+    chains = lc.chains_of(_units([True] * 9, overflows_1e4=[1, 0, 1, 1]))
+    lower = decisions.continued(chains[lc.LOWER]).headline
+    assert lower["holds_at"] == "E_for >= 100" and lower["refuted_at"] == "E_against >= 1e+04"
+    assert lower["cap"] == "seed 39"
+    requires = decisions.continued(chains[lc.REQUIRES]).headline
+    assert requires["holds_at"] == "E_for >= 1e+04" and requires["cap"] == "seed 69 (15 batches of 4 seeds)"

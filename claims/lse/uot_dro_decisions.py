@@ -445,6 +445,11 @@ def continued(chain) -> Finding:
         "ln_E_for": round(chain.log_e_for[-1], 3) if chain.looks else 0.0,
         "ln_E_against": round(chain.log_e_against[-1], 3) if chain.looks else 0.0,
         "end": chain.end,
+        # where it decides: the report's registered false alarm is the refutation's (1e-4), not the holding's
+        "holds_at": f"E_for >= {1.0 / l6_chains.HOLD_AT[chain.statement]:.3g}",
+        "refuted_at": f"E_against >= {1.0 / l6_chains.REFUTE_AT:.3g}",
+        "cap": f"seed {l6_chains.LAST_SEED[chain.statement]}"
+        + (f" ({chain.cap_looks} batches of {chain.seeds_a_look} seeds)" if chain.seeds_a_look > 1 else ""),
     }
 
     def decide() -> None:

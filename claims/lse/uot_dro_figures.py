@@ -103,7 +103,13 @@ def chain_figure(chain):
         ax.plot(looks, chain.log_e_against, marker="x", color="tab:red", label="ln E against")
     ax.axhline(hold, color="tab:blue", linestyle="--", linewidth=0.8, label=f"holds at {hold:.2f}")
     ax.axhline(refute, color="tab:red", linestyle=":", linewidth=0.8, label=f"refuted at {refute:.2f}")
-    ax.set_xlabel("look (seeds from 10, in order)")
+    ax.set_xlim(0.5, chain.cap_looks + 0.5)  # to the registered cap: how far the chain is from it
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+    ax.set_xlabel(
+        f"look (a batch of {chain.seeds_a_look} seeds; seeds from 10, in order; cap: look {chain.cap_looks})"
+        if chain.seeds_a_look > 1
+        else f"look (a seed; seeds from 10, in order; cap: look {chain.cap_looks})"
+    )
     ax.set_ylabel("ln e-value")
     ax.set_title(f"{chain.statement}: {chain.end}", fontsize=8)
     ax.legend(fontsize=7, loc="upper left")

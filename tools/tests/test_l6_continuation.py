@@ -156,3 +156,73 @@ def test_a_sitting_is_recorded_open_as_it_starts_and_closed_when_it_ends(tmp_pat
     whole = {"trainer_seconds": {"train": 900.0, "evaluate": 40.0}, "sittings": [{"wall_seconds": 950.0}]}
     assert l6_evidence.unclosed_seconds(whole) == 0.0
     assert l6_evidence.unclosed_seconds({"trainer_seconds": None, "sittings": "x"}) == 0.0
+
+
+@pytest.mark.smoke
+def test_status_tells_a_unit_being_computed_from_a_sitting_stopped_outright(tmp_path, capsys):
+    """An open sitting (`ended` null) of a unit not yet in is either running now or was stopped outright: status
+    says which from the store's lock record beside the entry, which its holder touches every 2 s while computing
+    (pytest_claims.store.key_lock). It had called the two units the background runner was computing 'stopped'."""
+    import json
+    import os
+
+    running, stopped = cont.Unit("erm", 1e-3, 10, cont.TEXT_STEPS), cont.Unit("baseline", 1e-5, 25, cont.RELEASED_STEPS)
+    store = tmp_path / "store"
+    (tmp_path / "units").mkdir()
+    for unit in (running, stopped):
+        lock = cont.entry_path(unit, store).with_suffix(".lock.json")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_text(json.dumps({"pid": 1, "host": "vm", "test": "", "since": time.time()}))
+        sitting = {"started": "2026-12-07T12:10:39Z", "ended": None, "commit": "x", "from_step": 0}
+        (tmp_path / "units" / f"{unit.id}.json").write_text(json.dumps({"sittings": [sitting]}))
+    old = time.time() - 3600  # no heartbeat for an hour: its holder was stopped
+    os.utime(cont.entry_path(stopped, store).with_suffix(".lock.json"), (old, old))
+    assert cont.being_computed(running, store) and not cont.being_computed(stopped, store)
+    assert not cont.being_computed(cont.Unit("proposed", 1e-4, 30, cont.RELEASED_STEPS), store)  # no lock at all
+
+    cont.status(tmp_path)
+    out = capsys.readouterr().out
+    assert f"being computed now: {running.id}" in out
+    (line,) = [x for x in out.splitlines() if "stopped outright" in x]
+    assert stopped.id in line and running.id not in line
+
+
+@pytest.mark.smoke
+def test_an_entry_its_runner_never_recorded_is_recorded_by_the_next_run(tmp_path, monkeypatch):
+    """A runner stopped outright after a unit's process wrote its entry and before it recorded it left the entry
+    with an open sitting and no entry_sha256: `check` refuses the folder, and no later run computes (or records) a
+    unit whose entry is in, so it stayed so for good. The next run records it first; an entry its record describes
+    otherwise (another sha256: a replaced unit) is left for `check` to refuse."""
+    import hashlib
+    import json
+
+    monkeypatch.setattr(l6_evidence, "_trainer_seconds", lambda entry: {"train": 9.0})
+    (tmp_path / "units").mkdir()
+    orphan, replaced = _Unit("orphan"), _Unit("replaced")
+    family = _Family(tmp_path, {})
+    family.all_units = lambda: [orphan, replaced]
+    opened = {"started": "2026-12-07T12:10:39Z", "ended": None, "commit": "x", "from_step": 0}
+    for unit in (orphan, replaced):
+        family.entry_path(unit).write_text(unit.id)
+    family.provenance_path(orphan).write_text(json.dumps({"sittings": [opened]}))
+    family.provenance_path(replaced).write_text(json.dumps({"sittings": [opened], "entry_sha256": "0" * 64}))
+    lines = []
+    l6_evidence.Runner(family, 1, "inline", 0, False, lines.append).run([])
+    record = json.loads(family.provenance_path(orphan).read_text())
+    assert record["entry_sha256"] == hashlib.sha256(b"orphan").hexdigest()
+    assert (
+        record["sittings"] == [opened] and record["cpu_seconds"] == 0.0 and record["trainer_seconds"] == {"train": 9.0}
+    )
+    assert record["unit"] == "orphan" and "recorded_late" in record
+    assert json.loads(family.provenance_path(replaced).read_text())["entry_sha256"] == "0" * 64
+    assert [line for line in lines if "recorded orphan" in line] and not [line for line in lines if "replaced" in line]
+
+
+@pytest.mark.smoke
+def test_check_names_an_entry_without_a_record_and_the_command_that_records_it(tmp_path):
+    unit = cont.schedule()[0]
+    entry = cont.entry_path(unit, tmp_path / "store")
+    entry.parent.mkdir(parents=True)
+    entry.write_bytes(b"not checked before its record")
+    with pytest.raises(l6_evidence.Stale, match="has no record of it yet .*tools.l6_continuation run"):
+        cont.check(tmp_path)
