@@ -457,13 +457,14 @@ def _continued(pytestconfig, evidence, statement: str) -> None:
     from tools import l6_continuation
 
     store = folder.parent / "l6-continuation" / "store"
+    before = set(l6_continuation.present(store))
     chain = l6_continuation.chains(store)[statement]
     finding = decisions.continued(chain)
     finding.show(evidence)
-    # the units this statement's chain read (its looks), beside all the continuation's units in the folder
-    evidence.record(
-        units_read=chain.units_read, continuation_units_in=len(l6_continuation.present(store)), units_computed=0
-    )
+    # the units this statement's chain read (its looks), beside all the continuation's units in the folder, and the
+    # entries that appeared while it was read (none: reading computes nothing; a runner committing beside it would)
+    after = set(l6_continuation.present(store))
+    evidence.record(units_read=chain.units_read, continuation_units_in=len(after), units_computed=len(after - before))
     evidence.figure(f"{statement}: its chain by look", figures.chain_figure(chain))
     if statement == "erm-accuracy-falls-at-20-epochs":
         evidence.figure("ERM's clean test accuracy at 2 and 20 epochs", _erm_horizons(folder, store))
