@@ -1,5 +1,6 @@
 """The run that decides L6 at the paper's scale from the committed units, summarised: how many units it read,
-that it computed none, and each paper-scale statement's outcome with its p-values against its levels.
+that it computed none (the first 50 and the continuation's), and each paper-scale statement's outcome with its
+p-values against its levels or its chain.
 
     python .ci/l6_paper_summary.py VERDICTS.json
 """
@@ -24,15 +25,20 @@ for statement in l6["statements"]:
         for t in tests
     )
     chain = statement["evidence"].get("chain")
-    if isinstance(chain, dict):  # a continued statement: its registered chain, look by look
+    if isinstance(chain, dict):  # a continued statement: its registered chain, look by look, read and never computed
+        read, made = statement["evidence"].get("units_read"), statement["evidence"].get("units_computed")
         print(
             f"  {statement['statement']}: {statement['outcome']} ({chain['end']}; seeds {chain['seeds']}, cap seed "
             f"{chain['cap_last_seed']}; ln E for {chain['ln_e_for']} (needs {chain['ln_e_for_needed']}), against "
-            f"{chain['ln_e_against']} (needs {chain['ln_e_against_needed']}))"
+            f"{chain['ln_e_against']} (needs {chain['ln_e_against_needed']}); {read} continuation units read, "
+            f"computed {made})"
         )
+        assert made == 0, f"the deciding run computed continuation units for {statement['statement']}: {made}"
         continue
     reason = "" if statement["outcome"] not in ("skipped", "inconclusive") else f": {statement['reason'][:160]}"
     print(f"  {statement['statement']}: {statement['outcome']}{reason}" + (f" ({levels})" if levels else ""))
     assert statement["outcome"] in ("held", "refuted", "skipped", "inconclusive"), statement
-print(f"  L6: {l6['verdict']} ({l6['reason'][:200]})")
+# the claim's reason names each inconclusive statement with its own reason (printed above): here only the names
+named = [s["statement"] for s in l6["statements"] if s["tier"] == "gpu" and f"{s['statement']} (" in l6["reason"]]
+print(f"  L6: {l6['verdict']} ({'inconclusive and required: ' + ', '.join(named) if named else l6['reason'][:200]})")
 assert l6["verdict"] != "broken", l6["reason"]
