@@ -441,7 +441,7 @@ def continued(chain) -> Finding:
     seeds = chain.seeds
     headline = {
         "looks": len(chain.looks),
-        "seeds": f"{seeds[0]}-{seeds[-1]}" if seeds else "none yet",
+        "seeds": (f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])) if seeds else "none yet",
         "ln_E_for": round(chain.log_e_for[-1], 3) if chain.looks else 0.0,
         "ln_E_against": round(chain.log_e_against[-1], 3) if chain.looks else 0.0,
         "end": chain.end,
