@@ -135,10 +135,15 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     named = "; ".join(f"{name} seeds {', '.join(map(str, found))}" for name, found in seeds.items())
     from tools import l6_continuation
 
-    continued = len(l6_continuation.present(folder.parent / "l6-continuation" / "store"))
+    store = folder.parent / "l6-continuation" / "store"
+    continued = len(l6_continuation.present(store))
+    # every unit in the folder is read and checked at configure; each chain decides from fewer (its looks' seeds)
+    used = ", ".join(f"{name} {chain.units_read}" for name, chain in l6_continuation.chains(store).items())
     terminalreporter.write_line(
         f"L6 at the paper's scale: {len(units) - len(missing)} of {len(units)} units in {folder}, read and never "
-        f"computed" + (f"; missing: {named}" if missing else "") + f"; {continued} continuation units read"
+        f"computed"
+        + (f"; missing: {named}" if missing else "")
+        + f"; {continued} continuation units read and checked, of which the chains decide from: {used}"
     )
 
 
