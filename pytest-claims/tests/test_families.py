@@ -398,7 +398,7 @@ def family_rows(page: str) -> list[list[str]]:
 
     found = re.search(r'<table class="families">(.*?)</table>', page, re.S)
     assert found, "no families table"
-    rows = re.findall(r'<tr class="family-member">(.*?)</tr>', found.group(1), re.S)
+    rows = re.findall(r'<tr class="family-member"[^>]*>(.*?)</tr>', found.group(1), re.S)
     return [
         [html.unescape(re.sub(r"<[^>]+>", " ", c)).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
         for r in rows
@@ -497,3 +497,58 @@ def test_a_family_decided_at_two_tiers_of_a_merge_is_one_per_tier_and_says_its_t
     differ = [member("a", "smoke", HELD), member("b", "smoke", INCONCLUSIVE), member("a", "full", HELD)]
     smoke, full = decided_families({"claims": [{"id": "c", "statements": differ}]})
     assert (smoke.tier, smoke.statistics_differ, full.tier, full.statistics_differ) == ("smoke", True, "full", False)
+
+
+FILTER_HARNESS = """
+// the page's filter script run on stand-ins of the page's elements: a claim row and a family row, the filters set
+var rows = JSON.parse(process.argv[1]), want = JSON.parse(process.argv[2]);  // node -e: argv[1] is the first
+var boxes = Object.keys(want.verdicts).map(function (v) { return {dataset: {verdict: v}, checked: want.verdicts[v]}; });
+var trs = rows.map(function (r) { return {dataset: r, hidden: false}; });
+var root = {querySelectorAll: function (q) {
+              return q.indexOf('input') >= 0 ? boxes : q.indexOf('tr[') === 0 ? trs : []; },
+            querySelector: function (q) { return {value: q.indexOf('paper') >= 0 ? want.paper : want.tier}; }};
+var document = {querySelector: function () { return root; }};
+eval(process.argv[3] + ';claimsFilter();');
+console.log(JSON.stringify(trs.map(function (t) { return t.hidden; })));
+"""
+
+
+def test_a_familys_rows_carry_their_claims_verdict_tiers_and_paper_for_the_filters(pytester, tmp_path):
+    """The page's filters (verdict boxes, paper and tier selects) hide a claim's rows; a family's rows in the
+    Families section carry their claim's verdict, tiers and paper, so the filters hide them with it (they stayed
+    shown under every filter before). Where node is on PATH, the page's own script is run on the rows' data."""
+    import re
+    import shutil
+    import subprocess
+
+    from pytest_claims.merge.command import main as merge_main
+    from pytest_claims.report.style import SCRIPT
+
+    _family_run(pytester)
+    claim = json.loads((pytester.path / "out" / "verdicts.json").read_text())["claims"][0]
+    assert merge_main([str(pytester.path / "out" / "verdicts.json"), "-o", str(tmp_path / "merged")]) in (0, 1)
+    for page in (pytester.path / "out" / "report.html", tmp_path / "merged" / "verdict.html"):
+        text = page.read_text()
+        found = re.findall(r'<tr class="family-member"([^>]*)>', text)
+        tiers = " ".join(sorted(set(claim["tiers_run"]) | {s["tier"] for s in claim["statements"]}))
+        wanted = f' data-verdict="{claim["verdict"]}" data-tiers="{tiers}" data-paper="{claim["paper"]}"'
+        assert found == [wanted] * 3, (page, found)
+    node = shutil.which("node")
+    if node is None:
+        return  # the attributes are checked above; the script's reading of them needs a JavaScript engine
+    script = re.search(r"^function claimsFilter\(\)\{.*?^\}$", SCRIPT, re.S | re.M).group(0)  # the filter alone
+    family = {"verdict": claim["verdict"], "tiers": tiers, "paper": claim["paper"]}
+    claim_row = {"verdict": claim["verdict"], "tiers": tiers}  # a claim's rows sit in their paper's section
+    cases = [  # (filters, hidden as [claim row, family row])
+        ({"verdicts": {claim["verdict"]: True}, "paper": "", "tier": ""}, [False, False]),
+        ({"verdicts": {claim["verdict"]: False}, "paper": "", "tier": ""}, [True, True]),
+        ({"verdicts": {claim["verdict"]: True}, "paper": "another", "tier": ""}, [False, True]),
+        ({"verdicts": {claim["verdict"]: True}, "paper": claim["paper"], "tier": "gpu"}, [True, True]),
+    ]
+    for want, hidden in cases:
+        ran = subprocess.run(
+            [node, "-e", FILTER_HARNESS, json.dumps([claim_row, family]), json.dumps(want), script],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert json.loads(ran.stdout) == hidden, (want, ran.stdout)

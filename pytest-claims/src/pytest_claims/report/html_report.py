@@ -311,17 +311,21 @@ def _statistic(kind: str, value: float | None) -> str:
     return "&mdash;" if value is None else f"{esc(kind)} = {significant(value)}"
 
 
-def families_html(families: Sequence[Any]) -> str:
+def families_html(families: Sequence[Any], claims: Sequence[dict[str, Any]] = ()) -> str:
     """The families decided in the run, below the claim tables: a row per member (its adjusted decision and the
     statistics it was decided from, in columns a reader compares down the family), the family's claim, name, method
     and family-wise levels spanning its members' rows (and its tier, where a merge holds the family decided at
     several), and a warning where the members' tests recorded different statistics. `families`:
     pytest_claims.statements.families.decided_families(payload) (the report sits beside the statements, so its
-    callers read them); empty: no section. Returns the HTML ("" for none)."""
+    callers read them); empty: no section. `claims`: the payload's claim records, whose verdict, tiers and paper
+    each family's rows carry so that the page's filters hide them with their claim (empty: rows the filters leave
+    alone). Returns the HTML ("" for none)."""
     if not families:
         return ""
+    by_id = {r.get("id"): r for r in claims}
     rows: list[str] = []
     for family in families:
+        data = _filter_data(by_id[family.claim], family.tier) if family.claim in by_id else ""
         span = f' rowspan="{len(family.members)}"' if len(family.members) > 1 else ""
         alpha = "?" if family.alpha is None else significant(family.alpha)
         held = "" if family.held_alpha is None else f"<br><small>{significant(family.held_alpha)} to hold</small>"
@@ -345,7 +349,7 @@ def families_html(families: Sequence[Any]) -> str:
             f"<td>{_statistic(family.statistic, m.against_statistic)}</td>"
             for m in family.members
         ] or ['<td colspan="4">no members recorded</td>']
-        rows.extend(f'<tr class="family-member">{head if i == 0 else ""}{c}</tr>' for i, c in enumerate(cells))
+        rows.extend(f'<tr class="family-member"{data}>{head if i == 0 else ""}{c}</tr>' for i, c in enumerate(cells))
     return (
         "<h2>Families</h2><p><small>Statements decided as a family (registered as <code>[[claim.family]]</code>) "
         "share one false-alarm budget: a member's outcome above is its decision adjusted within the family (Holm on "
@@ -353,6 +357,16 @@ def families_html(families: Sequence[Any]) -> str:
         "(the test of its opposite, deciding held) and against it (deciding refuted).</small></p>"
         '<table class="families"><tr><th>claim</th><th>family</th><th>method</th><th>family-wise alpha</th>'
         "<th>member</th><th>adjusted decision</th><th>for</th><th>against</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _filter_data(record: dict[str, Any], tier: str | None) -> str:
+    """The attributes the page's filters read on a family's rows: its claim's verdict and paper, and the tier it was
+    decided at (None: its claim's tiers)."""
+    tiers = [tier] if tier is not None else sorted(set(record["tiers_run"]) | {s["tier"] for s in record["statements"]})
+    return (
+        f' data-verdict="{esc(record["verdict"])}" data-tiers="{esc(" ".join(tiers))}"'
+        f' data-paper="{esc(record.get("paper", ""))}"'
     )
 
 
@@ -387,7 +401,7 @@ def summary_html(payload: dict[str, Any], report_dir: Path | None, families: Seq
         for r in records:
             parts.append(_claim_rows(r, report_dir, store_events))
         parts.append("</table>" + bounds_svg(records) + "</section>")
-    parts.append(families_html(families))
+    parts.append(families_html(families, payload["claims"]))
     # What the verdicts rest on, folded below them: the run, its environment, the reference tests, the budget
     below = ["<h2>Run</h2>" + _runs_html(payload)]
     below.append("<p><small>" + "; ".join(f"<b>{esc(k)}</b> {esc(v)}" for k, v in env.items()) + "</small></p>")

@@ -52,7 +52,7 @@ td.col-result[data-claims-result]::after{content:attr(data-claims-result);font-s
 </style>
 """
 
-# Inline (the page stays self-contained): the filters hide claim rows and paper sections; opening a
+# Inline (the page stays self-contained): the filters hide claim rows, paper sections and family rows; opening a
 # '#id' link unfolds every details element around its target.
 SCRIPT = """
 <script type="text/javascript">
@@ -66,7 +66,8 @@ function claimsFilter(){
   root.querySelectorAll('section[data-paper]').forEach(function(s){s.hidden=!!paper&&s.dataset.paper!==paper;});
   root.querySelectorAll('tr[data-verdict]').forEach(function(r){
     var tiers=(r.dataset.tiers||'').split(' ');
-    r.hidden=!verdicts[r.dataset.verdict]||(!!tier&&tiers.indexOf(tier)<0);});
+    r.hidden=!verdicts[r.dataset.verdict]||(!!tier&&tiers.indexOf(tier)<0)||
+      (!!paper&&r.dataset.paper!==undefined&&r.dataset.paper!==paper);});
 }
 function claimsOpen(){
   var id=decodeURIComponent(location.hash.slice(1));if(!id)return;var el=document.getElementById(id);if(!el)return;
