@@ -184,7 +184,15 @@ def test_status_tells_a_unit_being_computed_from_a_sitting_stopped_outright(tmp_
     out = capsys.readouterr().out
     assert f"being computed now: {running.id}" in out
     (line,) = [x for x in out.splitlines() if "stopped outright" in x]
-    assert stopped.id in line and running.id not in line
+    assert stopped.id in line and running.id not in line and "resumed" not in out
+
+    # the running unit resumed after an earlier runner was stopped outright: two open sittings, the earlier one named
+    sitting = {"started": "2026-12-07T11:00:00Z", "ended": None, "commit": "w", "from_step": 0}
+    later = json.loads((tmp_path / "units" / f"{running.id}.json").read_text())["sittings"]
+    (tmp_path / "units" / f"{running.id}.json").write_text(json.dumps({"sittings": [sitting, *later]}))
+    cont.status(tmp_path)
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "being computed now" in x]
+    assert line.endswith(f"resumed: {running.id} (1 earlier sitting(s) stopped outright)"), line
 
 
 @pytest.mark.smoke
