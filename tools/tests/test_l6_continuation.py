@@ -234,3 +234,61 @@ def test_check_names_an_entry_without_a_record_and_the_command_that_records_it(t
     entry.write_bytes(b"not checked before its record")
     with pytest.raises(l6_evidence.Stale, match="has no record of it yet .*tools.l6_continuation run"):
         cont.check(tmp_path)
+
+
+def _one_committed_unit(tmp_path):
+    """A copy of one committed unit (its entry and record) in a folder of its own: (the unit, its entry, its
+    record's path)."""
+    import shutil
+
+    unit = next(u for u in cont.schedule() if cont.entry_path(u).is_file())
+    entry = cont.entry_path(unit, tmp_path / "store")
+    entry.parent.mkdir(parents=True)
+    shutil.copyfile(cont.entry_path(unit), entry)
+    (tmp_path / "units").mkdir()
+    record = tmp_path / "units" / f"{unit.id}.json"
+    shutil.copyfile(cont.UNITS / f"{unit.id}.json", record)
+    return unit, entry, record
+
+
+@pytest.mark.smoke
+def test_check_refuses_a_faulty_folder_in_one_line_naming_the_file(tmp_path):
+    """What an outside review injected into a copy of the evidence: a deleted entry whose record says it is in (check
+    passed, and the chain was read short: the lower objective fell back from held to running), a truncated entry
+    (blamed on its record), an unreadable record (called 'no record yet'), malformed sittings and totals (passed,
+    and status left their CPU out of its total), and a record of no registered unit. Each is now one line naming the
+    file and, for a record, the key."""
+    import json
+
+    unit, entry, record = _one_committed_unit(tmp_path)
+    assert "1 units" in cont.check(tmp_path)
+    honest_entry, honest_record = entry.read_bytes(), record.read_text()
+
+    def refused(match: str) -> None:
+        with pytest.raises(l6_evidence.Stale, match=match):
+            cont.check(tmp_path)
+        entry.write_bytes(honest_entry)
+        record.write_text(honest_record)
+
+    entry.unlink()
+    refused(rf"{unit.id}.json records {unit.id}'s entry as in, but .*{entry.name} is missing")
+    entry.write_bytes(honest_entry[: len(honest_entry) // 2])
+    refused(rf"{entry.name} \({unit.id}\) does not match the sha256 its record .* changed, truncated or replaced")
+    record.write_text(honest_record[:40])
+    refused(rf"{unit.id}.json cannot be read as a unit's record")
+    for key, value, says in [
+        ("sittings", "not-a-list", "key 'sittings' is not a list of objects"),
+        ("cpu_seconds", "lots", "key cpu_seconds is not a number"),
+        ("unit", "proposed-0.0001-1e5-seed11", "key 'unit' names"),
+        ("entry_sha256", "beef", "key 'entry_sha256' is not a sha256"),
+    ]:
+        record.write_text(json.dumps(dict(json.loads(honest_record), **{key: value})))
+        refused(rf"{unit.id}.json: {says}")
+    sittings = json.loads(honest_record)["sittings"]
+    for key, value, says in [("cpu_seconds", "lots", "is not a number"), ("exit", 0.5, "is not a whole number"),
+                             ("started", None, "is not text"), ("ended", 7, "is neither a time nor null")]:  # fmt: skip
+        record.write_text(json.dumps(dict(json.loads(honest_record), sittings=[dict(sittings[0], **{key: value})])))
+        refused(rf"{unit.id}.json: key sittings\[0\]\.{key} {says}")
+    (tmp_path / "units" / "proposed-0.0001-1e5-seed70.json").write_text(honest_record)
+    with pytest.raises(l6_evidence.Stale, match="seed70.json is not the record of a registered continuation unit"):
+        cont.check(tmp_path)
