@@ -30,12 +30,15 @@ for statement in l6["statements"]:
         print(
             f"  {statement['statement']}: {statement['outcome']} ({chain['end']}; seeds {chain['seeds']}, cap seed "
             f"{chain['cap_last_seed']}; ln E for {chain['ln_e_for']} (needs {chain['ln_e_for_needed']}), against "
-            f"{chain['ln_e_against']} (needs {chain['ln_e_against_needed']}); {read} continuation units read, "
+            f"{chain['ln_e_against']} (needs {chain['ln_e_against_needed']}); units read {read}, "
             f"computed {made})"
         )
         assert made == 0, f"the deciding run computed continuation units for {statement['statement']}: {made}"
         continue
-    reason = "" if statement["outcome"] not in ("skipped", "inconclusive") else f": {statement['reason'][:160]}"
+    # an undecided statement's reason whole, or where its p-values follow, its first clause (what it tested): a cut
+    # at a fixed length had left "(p = 1 again (p = 0.0433 ..." mid-word
+    said = statement["reason"].split(": neither")[0] if levels else statement["reason"]
+    reason = "" if statement["outcome"] not in ("skipped", "inconclusive") else f": {said}"
     print(f"  {statement['statement']}: {statement['outcome']}{reason}" + (f" ({levels})" if levels else ""))
     assert statement["outcome"] in ("held", "refuted", "skipped", "inconclusive"), statement
 # the claim's reason names each inconclusive statement with its own reason (printed above): here only the names
