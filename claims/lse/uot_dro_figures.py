@@ -3,6 +3,7 @@ setting, a curve per setting over the checkpoints, and the clean and noisy accur
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -101,8 +102,12 @@ def chain_figure(chain):
     if len(looks):
         ax.plot(looks, chain.log_e_for, marker="o", color="tab:blue", label="ln E for")
         ax.plot(looks, chain.log_e_against, marker="x", color="tab:red", label="ln E against")
-    ax.axhline(hold, color="tab:blue", linestyle="--", linewidth=0.8, label=f"holds at {hold:.2f}")
-    ax.axhline(refute, color="tab:red", linestyle=":", linewidth=0.8, label=f"refuted at {refute:.2f}")
+    if math.isclose(hold, refute):  # one line for both thresholds: drawn twice, the second would hide the first
+        ax.axhline(hold, color="tab:purple", linestyle="--", linewidth=0.8,
+                   label=f"holds (ln E for) and refuted (ln E against) at {hold:.2f}")  # fmt: skip
+    else:
+        ax.axhline(hold, color="tab:blue", linestyle="--", linewidth=0.8, label=f"holds at {hold:.2f}")
+        ax.axhline(refute, color="tab:red", linestyle=":", linewidth=0.8, label=f"refuted at {refute:.2f}")
     ax.set_xlim(0.5, chain.cap_looks + 0.5)  # to the registered cap: how far the chain is from it
     ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel(
@@ -112,7 +117,7 @@ def chain_figure(chain):
     )
     ax.set_ylabel("ln e-value")
     ax.set_title(f"{chain.statement}: {chain.end}", fontsize=8)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="best")  # where it hides least of the chain and its thresholds
     fig.tight_layout()
     return fig
 
