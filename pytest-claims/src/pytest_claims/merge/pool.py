@@ -25,7 +25,8 @@ merge meets such chains in two ways.
 
 Every chain is data from elsewhere: it is read back through pytest_claims.statements.ledger.check_ledger (each batch's
 data, stream ids, and running totals and e-values recomputed from the data), and a chain that fails is not pooled (the
-merge says why).
+merge says why). So is a merged file read back (a merge input, `--previous`): its pooled record carries the seeds'
+chains, which are pooled again by the same code and must give the record as written (`pooled_contradiction`).
 """
 
 from __future__ import annotations
