@@ -297,6 +297,12 @@ def test_two_machines_continuations_of_a_trial_pool_in_a_merge(pytester, tmp_pat
     assert pooled["batches"] == 2 and pooled["log_e_for"] == pytest.approx(sum(logs), abs=1e-9)
     assert merged["claims"][0]["statements"][0]["outcome"] == pooled["outcome"]
     assert "Anytime statements pooled over the seeds" in Path(tmp_path / "merged" / "verdict.html").read_text()
+    # read back (merged alone again), its pooled record is pooled again from the seeds' chains it carries, alike
+    assert merge_main([str(tmp_path / "merged" / "verdicts.json"), "-o", str(tmp_path / "again")]) in (0, 1)
+    again = json.loads((tmp_path / "again" / "verdicts.json").read_text())["claims"][0]["statements"][0]
+    assert (
+        again["outcome"] == pooled["outcome"] and again["evidence"] == merged["claims"][0]["statements"][0]["evidence"]
+    )
 
 
 def test_a_test_that_is_no_statement_keeps_no_ledger(pytester):

@@ -406,11 +406,70 @@ def test_two_machines_continuations_pool_in_a_merge(pytester, tmp_path):
     expected = rate_log_evalues_for(*total, 0.6, at_least=True, prior=UNIFORM)
     assert (pooled["successes"], pooled["trials"]) == total and pooled["seeds"]["1"]["batches"] == 2
     assert (pooled["log_e_for"], pooled["log_e_against"]) == pytest.approx(expected, abs=1e-12)
-    assert record["evidence"]["heads rate"]["pooled"] == {k: v for k, v in pooled.items() if k not in RECORD_KEYS}
+    kept = record["evidence"]["heads rate"]["pooled"]  # the seeds' chains once in the file: in the evidence only
+    assert {k: v for k, v in kept.items() if k != "chains"} == {k: v for k, v in pooled.items() if k not in RECORD_KEYS}
+    chains = {str(s): r["evidence"]["heads rate"]["anytime"]["ledger"] for s, r in ((1, first), (2, second))}
+    assert kept["chains"] == chains and list(kept["chains"]) == ["1", "2"]  # in seed order, as each seed's run held it
+    assert record["evidence"]["heads rate"]["anytime"]["ledger"] == chains["2"]  # the first input's seed's record
     assert "Anytime statements pooled over the seeds" in (tmp_path / "merged" / "verdict.html").read_text()
 
 
 RECORD_KEYS = ("test", "claim", "statement")
+
+
+def test_a_merged_file_is_read_back_only_with_the_pooled_decision_its_seeds_chains_make(pytester, tmp_path, capsys):
+    from pytest_claims.merge.command import main as merge_main
+
+    make_coin(pytester)
+    one, _ = continue_on(pytester, tmp_path, "machine-a", 1, 1)
+    two, _ = continue_on(pytester, tmp_path, "machine-b", 2, 1)
+    rc, merged = merged_record(tmp_path, one, two)
+    record = merged["claims"][0]["statements"][0]
+    assert record["outcome"] == record["evidence"]["heads rate"]["pooled"]["outcome"] == "inconclusive"
+    honest = tmp_path / "honest.json"
+    honest.write_text(json.dumps(merged))
+
+    def remerged(path: Path, *more: str) -> tuple[int, dict | None, str]:
+        capsys.readouterr()
+        out = tmp_path / f"again-{path.stem}"
+        status = merge_main([str(path), *more, "-o", str(out)])
+        written = json.loads((out / "verdicts.json").read_text()) if status != 2 else None
+        return status, written, capsys.readouterr().err
+
+    status, again, _ = remerged(honest)  # merged alone again: the same verdicts and outcomes
+    assert status == rc and again is not None
+    assert [(c["id"], c["verdict"]) for c in again["claims"]] == [(c["id"], c["verdict"]) for c in merged["claims"]]
+    assert again["claims"][0]["statements"][0]["outcome"] == record["outcome"]
+    assert again["claims"][0]["statements"][0]["evidence"] == record["evidence"]
+
+    def forged(name: str, edit) -> Path:
+        payload = json.loads(honest.read_text())
+        edit(payload["claims"][0]["statements"][0])
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(payload))
+        return path
+
+    def held(statement: dict) -> None:  # the review's case: an inconclusive pooled set edited to held, twice
+        statement["outcome"] = statement["evidence"]["heads rate"]["pooled"]["outcome"] = "held"
+
+    def older(statement: dict) -> None:  # a pooled record as written before it carried the seeds' chains
+        del statement["evidence"]["heads rate"]["pooled"]["chains"]
+
+    test = record["test"]
+    for path, named in (
+        (
+            forged("held", held),
+            "records pooled outcome 'held', but the seeds' chains it carries pool to 'inconclusive'",
+        ),
+        (
+            forged("older", older),
+            "carries a pooled record without its seeds' chains (written by an older pytest-claims)",
+        ),
+    ):
+        status, again, err = remerged(path)
+        assert status == 2 and again is None and f"{path}: claim coin/biased: statement test {test} {named}" in err, err
+        status, again, err = remerged(Path(one), two, "--previous", str(path))  # as the previous report too
+        assert status == 2 and f"{path}: claim coin/biased: statement test {test} {named}" in err, err
 
 
 def test_a_stream_claimed_by_two_seeds_is_not_pooled(pytester, tmp_path):

@@ -209,16 +209,22 @@ def _seed_record(seed: int, data: list[dict]) -> dict:
     chain = _ledger(BETTING, data)
     for b in chain["batches"]:
         b["stream"] = b["stream"].replace("seed=0", f"seed={seed}")
+        b["run"] = f"20261201T{seed:06d}Z-{b['batch']}"  # a run id begins with its start: seeds started in order
     block = {"method": "betting", "parameters": chain["statement"], "ledger": chain["batches"]}
     return {"test": "t", "outcome": "inconclusive", "evidence": {"x": {"anytime": block}}}
 
 
 def test_seeds_betting_chains_pool_in_seed_order_and_one_stream_under_two_labels_is_refused():
-    from pytest_claims.merge.pool import pool_chains
+    from pytest_claims.merge.pool import chain_contradiction, pool_chains, with_pooled
 
     one, two = [{"values": [6.0, 7.5, 5.0]}], [{"values": [8.0, 4.5]}, {"values": [9.0]}]
     pooled = pool_chains({"2": _seed_record(2, two), "1": _seed_record(1, one)})
     whole = betting_path([6.0, 7.5, 5.0, 8.0, 4.5, 9.0], 0.0, 10.0, 4.0, alpha=1e-3, held_alpha=1e-3)[-1]
     assert pooled["log_e_for"] == pytest.approx(whole.log_for, abs=1e-12) and pooled["n"] == 6
+    merged = with_pooled({"claims": [{"statements": [_seed_record(1, one)]}]}, {"t": pooled})
+    statement = json.loads(json.dumps(merged["claims"][0]["statements"][0]))  # as a merged verdicts.json holds it
+    assert chain_contradiction(statement, merged_seeds=True) == ""  # its seeds' betting chains pool again alike
+    statement["evidence"]["x"]["pooled"]["chains"]["2"][1]["values"] = [10.0]  # a seed's observation edited
+    assert "the seeds' chains it carries pool to None" in chain_contradiction(statement, merged_seeds=True)
     same = pool_chains({"1": _seed_record(1, one), "3": _seed_record(3, one)})  # a test that ignores the seed
     assert same["outcome"] is None and "seeds 1 and 3 hold the same observations" in same["why"]

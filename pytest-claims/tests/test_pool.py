@@ -5,6 +5,7 @@ that are not independent, not sound or contradictory left unpooled."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 import pytest
@@ -19,6 +20,8 @@ THRESHOLD, ALPHA = 0.6, 1e-4
 def record(seed: int, *counts: tuple[int, int], outcome: str = "inconclusive") -> dict:
     """A statement record as a run writes it: its anytime chain over batches of (successes, trials)."""
     batches = ledger_batches(*counts, threshold=THRESHOLD, seed=seed)
+    for batch in batches:  # a run id begins with its start: seeds started in ascending order, as declared
+        batch["run"] = f"20261201T{seed:06d}Z-{batch['batch']}"
     block = {"method": "beta-mixture", "prior": {"a": 1.0, "b": 1.0, "point_mass": 0.0}, "ledger": batches}
     block.update(held_alpha=ALPHA, refute_alpha=ALPHA)
     decision = {"threshold": THRESHOLD, "statement": f"rate >= {THRESHOLD}", "anytime": block}
@@ -159,3 +162,86 @@ def test_a_decided_outcome_on_a_spoiled_chain_is_named_and_a_pooled_one_taken_fr
     assert pooled["outcome"] == "held" and chain_contradiction(one) == ""
     assert chain_contradiction(pooled, merged_seeds=True) == ""
     assert "decides 'inconclusive'" in chain_contradiction(pooled)  # a pooled record in a one-seed file is not taken
+
+
+def merged_statement(by_seed: dict[str, dict]) -> dict:
+    """A statement record as a merged replication set's verdicts.json holds it: the first seed's record carrying the
+    pooled decision of all the seeds (pool_chains, with_pooled), read back from JSON."""
+    first = next(iter(by_seed.values()))
+    out = with_pooled({"claims": [{"statements": [first]}]}, {"t": pool_chains(by_seed)})
+    return json.loads(json.dumps(out["claims"][0]["statements"][0]))
+
+
+def pooled_of(statement: dict) -> dict:
+    return statement["evidence"]["heads rate"]["pooled"]
+
+
+HELD_POOLED = ((1, (140, 200), (137, 200)), (2, (139, 200), (140, 200)))  # each inconclusive, held pooled
+UNDECIDED_POOLED = ((1, (140, 200)), (2, (125, 200)))  # inconclusive pooled too
+
+
+def honest(chains) -> dict:
+    return merged_statement({str(seed): record(seed, *counts) for seed, *counts in chains})
+
+
+def forged_chain(statement: dict) -> None:
+    """Seed 2's chain in the pooled record replaced by a sound chain with other counts (its numbers its data's)."""
+    pooled_of(statement)["chains"]["2"] = record(2, (180, 200), (180, 200))["evidence"]["heads rate"]["anytime"][
+        "ledger"
+    ]
+
+
+def spoiled_chain(statement: dict) -> None:
+    pooled_of(statement)["chains"]["2"][0]["log_e_for"] = 50.0  # not its counts' e-value
+
+
+def own_chain_swapped(statement: dict) -> None:
+    own = record(1, (150, 200), (150, 200))["evidence"]["heads rate"]["anytime"]["ledger"]
+    statement["evidence"]["heads rate"]["anytime"]["ledger"] = own
+
+
+@pytest.mark.parametrize(
+    "chains, forge, named",
+    [
+        (  # the review's case: a set inconclusive pooled, its outcome and pooled outcome both edited to held
+            UNDECIDED_POOLED,
+            lambda s: (s.update(outcome="held"), pooled_of(s).update(outcome="held")),
+            "records pooled outcome 'held', but the seeds' chains it carries pool to 'inconclusive'",
+        ),
+        (
+            UNDECIDED_POOLED,
+            lambda s: (s.update(outcome="held"), pooled_of(s).update(outcome="held", log_e_for=12.0)),
+            "differs in log_e_for, outcome",
+        ),
+        (HELD_POOLED, lambda s: s.update(outcome="inconclusive"), "its pooled record decides 'held'"),
+        (HELD_POOLED, lambda s: pooled_of(s).update(log_e_for=pooled_of(s)["log_e_for"] + 1), "differs in log_e_for"),
+        (HELD_POOLED, lambda s: pooled_of(s).update(successes=600), "differs in successes"),
+        (HELD_POOLED, forged_chain, "log_e_for, max_log_e_for, seeds, successes"),
+        (HELD_POOLED, spoiled_chain, "pool to None (a seed's record holds no single sound anytime chain)"),
+        (HELD_POOLED, own_chain_swapped, "none of the chains its pooled record 'heads rate' pools"),
+        (
+            HELD_POOLED,
+            lambda s: pooled_of(s)["seeds"]["2"].update(outcome="held"),
+            "pools seed 2, which records outcome 'held', but its anytime chain 'heads rate' decides 'inconclusive'",
+        ),
+        (HELD_POOLED, lambda s: pooled_of(s).pop("chains"), "without its seeds' chains (written by an older"),
+        (HELD_POOLED, lambda s: pooled_of(s).update(chains=[[], []]), "whose seeds and chains do not match"),
+    ],
+)
+def test_a_merged_record_s_pooled_decision_is_pooled_again_from_the_chains_it_carries(chains, forge, named):
+    statement = honest(chains)
+    assert chain_contradiction(statement, merged_seeds=True) == ""
+    forge(statement)
+    why = chain_contradiction(statement, merged_seeds=True)
+    assert named in why, why
+
+
+def test_a_pooled_record_keeps_each_seed_s_chain_and_pools_the_declared_set_only():
+    statement = honest(HELD_POOLED)
+    chains = pooled_of(statement)["chains"]
+    assert list(chains) == ["1", "2"] and chains["1"] == statement["evidence"]["heads rate"]["anytime"]["ledger"]
+    assert chains["2"] == record(2, *HELD_POOLED[1][1:])["evidence"]["heads rate"]["anytime"]["ledger"]
+    # seeds 1 and 3 (a gap: not the declared replication set), pooled by hand: the merge would not have pooled them
+    gap = merged_statement({"1": record(1, *HELD_POOLED[0][1:]), "3": record(3, *HELD_POOLED[1][1:])})
+    assert pooled_of(gap)["outcome"] == "held"
+    assert "pool to None (the declared replication set is seeds 1 to 3" in chain_contradiction(gap, merged_seeds=True)

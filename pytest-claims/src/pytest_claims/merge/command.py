@@ -64,8 +64,9 @@ def load(path: Path) -> dict[str, Any]:
     """A merge input (pytest_claims.model.verdicts_json.read: the one reader of verdicts.json), its fields checked as
     data, each statement run naming one of its claim's registered statements, and each claim's family records
     (pytest_claims.model.registry_families) checked as the registry's are, and each anytime statement run's recorded
-    outcome its own chain's (pytest_claims.merge.pool.chain_contradiction): PayloadError names the file, the claim
-    and the family, or the statement test and the two outcomes, otherwise."""
+    outcome its own chain's (pytest_claims.merge.pool.chain_contradiction; in a merged replication set, the pooled
+    decision its seeds' chains make, pooled again: pytest_claims.merge.pool.pooled_contradiction): PayloadError names
+    the file, the claim and the family, or the statement test and the two outcomes, otherwise."""
     payload = checked_run(verdicts_json.read(path), path)
     for index, record in enumerate(payload["claims"]):
         for number, run in enumerate(record["statements"]):
@@ -75,7 +76,7 @@ def load(path: Path) -> dict[str, Any]:
                     f"statement of claim {record['id']}'s registry record"
                 )
             contradiction = chain_contradiction(run, merged_seeds=isinstance(payload.get("seed"), list))
-            if contradiction:  # an outcome edited apart from its chain would stand alone (pooling recomputes it)
+            if contradiction:  # an outcome edited apart from its chain(s) would stand alone: it is pooled again here
                 raise PayloadError(f"{path}: claim {record['id']}: statement test {run['test']} {contradiction}")
         _, problem = families_of(record["registry"].get("families", []), claim_from(record).statements)
         if problem:

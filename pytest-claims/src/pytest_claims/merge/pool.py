@@ -25,7 +25,8 @@ merge meets such chains in two ways.
 
 Every chain is data from elsewhere: it is read back through pytest_claims.statements.ledger.check_ledger (each batch's
 data, stream ids, and running totals and e-values recomputed from the data), and a chain that fails is not pooled (the
-merge says why).
+merge says why). So is a merged file read back (a merge input, `--previous`): its pooled record carries the seeds'
+chains, which are pooled again by the same code and must give the record as written (`pooled_contradiction`).
 """
 
 from __future__ import annotations
@@ -70,10 +71,15 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     refuted or inconclusive (pytest_claims.statements.decision.conclude ends the test there), and held where the
     chain did not hold. Only certain contradictions: a chain that held lets its test go on, so a later check of the
     test may refute it or leave it inconclusive. A held or refuted outcome on a chain that fails its check (chain_of:
-    numbers no run computes) is named as that. `merged_seeds`: the record is from a merged replication set, whose
-    pooled statements carry the pooled outcome (the seeds' other chains are not in the record: the pooled record is
-    taken as written). Returns the reason, without the file or test."""
+    numbers no run computes) is named as that. `merged_seeds`: the record is from a merged replication set (False: a
+    run of one seed, whose record's pooled record, if any, is not taken), whose pooled statements carry the pooled
+    outcome; their pooled record is pooled again from the seeds' chains it carries (`pooled_contradiction`) and must
+    be what the merge wrote. Returns the reason, without the file or test."""
     outcome = record.get("outcome")
+    if merged_seeds:
+        why = pooled_contradiction(record)
+        if why is not None:
+            return why
     if outcome not in POOLABLE:
         return ""
     try:
@@ -87,9 +93,6 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     if found is None:
         return ""
     what, chain = found
-    pooled = record["evidence"][what].get("pooled")
-    if merged_seeds and isinstance(pooled, dict) and pooled.get("outcome") == outcome:
-        return ""
     decided = decide_chain(chain["statement"], chain["batches"])
     if decided.decision in (HELD, outcome):  # after a held chain its test goes on: any outcome may follow
         return ""
@@ -102,6 +105,83 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
         else ""
     )
     return f"records outcome {outcome!r}, but its anytime chain {what!r} decides {decided.decision!r}{shown}"
+
+
+OLDER_POOLED = (
+    "carries a pooled record without its seeds' chains (written by an older pytest-claims), so its pooled outcome "
+    "cannot be checked: merge the per-seed files again"
+)
+
+
+def pooled_contradiction(record: dict[str, Any]) -> str | None:
+    """Why a merged replication set's statement record does not carry the pooled decision of its seeds' chains (""
+    when it does; None when it carries no pooled record). The pooled record (`pool_chains`, attached by `with_pooled`)
+    holds each seed's chain as the seed's record held it (`chains`) and each seed's outcome (`seeds`): the seeds'
+    records are rebuilt from them, each seed's outcome checked against its own chain (`chain_contradiction`), and
+    pooled again by the code that pooled them (`pool_test`: the declared replication set, then `pool_chains`). The
+    result must be the pooled record as written, field for field; the record's outcome must be the pooled one; and
+    the record's own chain (a merge keeps the records of its first input's seed) must be one of the pooled seeds'
+    chains. A pooled record without `chains` (written before they were kept) cannot be checked: refused
+    (`OLDER_POOLED`), to be merged afresh from the per-seed files. Returns the reason, without the file or test."""
+    evidence = record.get("evidence")
+    found = (
+        [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "pooled" in v]
+        if isinstance(evidence, dict)
+        else []
+    )
+    if not found:
+        return None
+    if len(found) > 1:
+        return f"carries {len(found)} pooled records (a statement test pools one anytime chain)"
+    what, entry = found[0]
+    pooled = entry["pooled"]
+    if not isinstance(pooled, dict):
+        return f"carries a pooled record under {what!r} that is not a record"
+    if "chains" not in pooled:
+        return OLDER_POOLED
+    try:
+        records = _seed_records(record, what, pooled)
+    except (KeyError, TypeError, ValueError, AttributeError):  # fields of another shape: nothing to pool again
+        return f"carries a pooled record under {what!r} whose seeds and chains do not match"
+    for seed, seed_record in records.items():
+        why = chain_contradiction(seed_record)
+        if why:
+            return f"pools seed {seed}, which {why}"
+    again = pool_test(records) or {"outcome": None, "why": "one seed: nothing to pool"}
+    if again != pooled:
+        differ = sorted(k for k in {*pooled, *again} if k not in pooled or k not in again or pooled[k] != again[k])
+        why = f" ({again['why']})" if again["outcome"] is None and again.get("why") else ""
+        return (
+            f"records pooled outcome {pooled.get('outcome')!r}, but the seeds' chains it carries pool to "
+            f"{again['outcome']!r}{why}; its pooled record differs in {', '.join(differ)}"
+        )
+    if record.get("outcome") != pooled["outcome"]:
+        return f"records outcome {record.get('outcome')!r}, but its pooled record decides {pooled['outcome']!r}"
+    try:
+        own = chain_of(record)
+    except (ValueError, TypeError) as error:  # LedgerInvalid, or numbers the e-values refuse
+        return f"holds an anytime chain that fails its check: {error}"
+    if own is None or own[0] != what or own[1]["batches"] not in list(pooled["chains"].values()):
+        return f"holds an anytime chain that is none of the chains its pooled record {what!r} pools"
+    return ""
+
+
+def _seed_records(record: dict[str, Any], what: str, pooled: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each pooled seed's statement record as its run held it, rebuilt from a merged record and its pooled record:
+    the seed's outcome (`seeds`) and its chain (`chains`) in place of the record's own, no pooled record. KeyError,
+    TypeError or ValueError where the fields have another shape."""
+    seeds, chains = pooled["seeds"], pooled["chains"]
+    if not isinstance(seeds, dict) or not isinstance(chains, dict) or list(seeds) != list(chains):
+        raise KeyError("seeds")
+    entry = {k: v for k, v in record["evidence"][what].items() if k != "pooled"}
+    return {
+        seed: dict(
+            record,
+            outcome=seeds[seed]["outcome"],
+            evidence=dict(record["evidence"], **{what: dict(entry, anytime=dict(entry["anytime"], ledger=batches))}),
+        )
+        for seed, batches in chains.items()
+    }
 
 
 def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -139,7 +219,9 @@ def _seed_order(seed: str) -> tuple[int, Any]:
 def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The pooled record of one statement test from its record under each master seed: its chains joined in
     ascending seed order (each seed's counts added to those before it) and decided at the first crossing;
-    "outcome" is None (with "why") when not pooled."""
+    "outcome" is None (with "why") when not pooled. A pooled one carries each seed's chain as its record held it
+    (`chains`: seed -> its batches, in seed order), so that a reader of the merged file pools them again
+    (`pooled_contradiction`) rather than take the decision as written."""
     seeds = sorted(by_seed, key=_seed_order)
     records = [by_seed[s] for s in seeds]
     chains = _chains(records)
@@ -179,6 +261,7 @@ def pool_chains(by_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "needs_for": -math.log(statement["held_alpha"]),
         "needs_against": -math.log(statement["alpha"]),
         "decided_at": {"seed": at[0], "batch": at[1]} if at else None,
+        "chains": {seed: chain["batches"] for seed, chain in zip(seeds, chains)},  # what a reader pools again
     }
 
 
@@ -243,15 +326,28 @@ def pool_seeds(
         if not any(holds_chain(r.get("evidence")) for r in records.values()):
             continue
         others = {s: where for s, where in (seen or {}).get(test, {}).items() if s not in records}
-        if len(records) == 1 and not others:
-            continue
-        why = not_the_declared_set(list(records), others, _starts(records)) or (shorter or {}).get(test, "")
-        if why:
-            outcomes = {s: {"outcome": r.get("outcome")} for s, r in records.items()}
-            out[test] = {"seeds": outcomes, "outcome": None, "why": why, "refused": True}
-        elif len(records) > 1:
-            out[test] = pool_chains(records)
+        found = pool_test(records, others, (shorter or {}).get(test, ""))
+        if found is not None:
+            out[test] = found
     return out
+
+
+def pool_test(
+    records: dict[str, dict[str, Any]], others: dict[str, str] | None = None, shorter: str = ""
+) -> dict[str, Any] | None:
+    """The pooled record of one statement test from its record under each master seed (`records`: seed -> record):
+    refused (a record with "refused") when the seeds are not its declared replication set, whole and in order
+    (pytest_claims.merge.replication_set; `others`: seeds holding a chain of it outside the inputs -> where, None:
+    none) or when `shorter` says why a seed's chain is shorter than one saved ("": none is); else `pool_chains`.
+    Returns None where there is nothing to pool (one seed, and no refusal)."""
+    others = others or {}
+    if len(records) == 1 and not others:
+        return None
+    why = not_the_declared_set(list(records), others, _starts(records)) or shorter
+    if why:
+        outcomes = {s: {"outcome": r.get("outcome")} for s, r in records.items()}
+        return {"seeds": outcomes, "outcome": None, "why": why, "refused": True}
+    return pool_chains(records) if len(records) > 1 else None
 
 
 def _starts(records: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -290,14 +386,15 @@ def pooled_replication(
 
 
 def pooled_list(per_seed: dict[str, dict[str, Any]], pooled: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """`replication.pooled`: each pooled statement test with its claim key and statement, in the payload's order."""
+    """`replication.pooled`: each pooled statement test with its claim key and statement, in the payload's order (the
+    seeds' `chains` only in the evidence's pooled record: once in the file)."""
     out: dict[str, dict[str, Any]] = {}
     for payload in per_seed.values():
         for claim in payload["claims"]:
             for s in claim["statements"]:
                 if s["test"] in pooled and s["test"] not in out:
                     out[s["test"]] = {"test": s["test"], "claim": claim["key"], "statement": s["statement"]}
-    return [dict(where, **pooled[test]) for test, where in out.items()]
+    return [dict(where, **{k: v for k, v in pooled[test].items() if k != "chains"}) for test, where in out.items()]
 
 
 def with_pooled(payload: dict[str, Any], pooled: dict[str, dict[str, Any]]) -> dict[str, Any]:
