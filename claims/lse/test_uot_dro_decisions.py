@@ -281,6 +281,13 @@ def test_a_continued_statement_ends_as_its_chain_and_says_the_way_on():
     assert "fresh run" not in why and "claims-continue" not in why
     capped, why = ended(_units([True, False] * 15))  # seeds 10-39, 15 wins and 15 losses: no crossing by seed 39
     assert capped == "undecided" and "reached its cap without crossing" in why and "l6_continuation run" not in why
+    # its headline: the level over both reads (seeds 0-9, then the chain), and for the overflow statement the counts
+    # its registered power assumed away
+    lower = decisions.continued(lc.chains_of(_units([True] * 9))[lc.LOWER]).headline
+    assert lower["held_falsely_at_most"] == "0.02 over seeds 0-9 and this chain" and "overflowed" not in lower
+    requires = decisions.continued(lc.chains_of(_units([], overflows_1e4=[1, 0, 1, 1, 1, 1, 0, 1]))[lc.REQUIRES])
+    assert requires.headline["held_falsely_at_most"] == "0.0002 over seeds 0-9 and this chain"
+    assert requires.headline["overflowed"].startswith("baseline 1e-4 on 6 of 8 seeds, 1e-5 on 0 of 8 (")
 
 
 @pytest.mark.smoke

@@ -450,7 +450,18 @@ def continued(chain) -> Finding:
         "refuted_at": f"E_against >= {1.0 / l6_chains.REFUTE_AT:.3g}",
         "cap": f"seed {l6_chains.LAST_SEED[chain.statement]}"
         + (f" ({chain.cap_looks} batches of {chain.seeds_a_look} seeds)" if chain.seeds_a_look > 1 else ""),
+        # a second test after seeds 0-9 ended inconclusive: over both reads a false statement is held with at most
+        # twice the chain's holding level (docs/l6-evidence.md)
+        "held_falsely_at_most": f"{2 * l6_chains.HOLD_AT[chain.statement]:g} over seeds 0-9 and this chain",
     }
+    if chain.statement == l6_chains.REQUIRES and chain.looks:
+        # what its registered power assumed, beside what the fresh seeds showed
+        n = len(chain.seeds)
+        k4, k5 = (sum(look[key] for look in chain.looks) for key in ("overflowed_1e-4", "overflowed_1e-5"))
+        headline["overflowed"] = (
+            f"baseline 1e-4 on {k4} of {n} seeds, 1e-5 on {k5} of {n} (its registered power assumed 1e-5 never "
+            "overflows, as on seeds 0-9)"
+        )
 
     def decide() -> None:
         if chain.end == l6_chains.HELD:
