@@ -193,7 +193,9 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         found = next(c for c in claims if c["id"] == record["id"])
         if found["replicated"] != found["of"]:
             shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
-            record = dict(record, verdict=BROKEN, reason=f"the verdict differs between master seeds: {shown}")
+            # among the problems: the file keeps the first seed's records only, from which a merge of it decides anew
+            problems = _once([*record.get("problems", []), f"the verdict differs between master seeds: {shown}"])
+            record = dict(record, verdict=BROKEN, reason="; ".join(problems), problems=problems)
         merged["claims"].append(dict(record, key_numbers=_key_numbers_by_seed(record, per_seed)))
     merged["seed"] = [per_seed[seed].get("seed") for seed in seeds]  # as the runs wrote them (integers)
     merged["environment"] = _common_environment(list(per_seed.values()))  # not the first seed's master_seed alone
