@@ -72,7 +72,8 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     chain did not hold. Only certain contradictions: a chain that held lets its test go on, so a later check of the
     test may refute it or leave it inconclusive. A held or refuted outcome on a chain that fails its check (chain_of:
     numbers no run computes) is named as that. `merged_seeds`: the record is from a merged replication set (False: a
-    run of one seed, whose record's pooled record, if any, is not taken), whose pooled statements carry the pooled
+    file of one master seed, which carries no pooled record: one is named, `ONE_SEED_POOLED`, as a merge of the file
+    would keep it and the exports show it), whose pooled statements carry the pooled
     outcome; their pooled record is pooled again from the seeds' chains it carries (`pooled_contradiction`) and must
     be what the merge wrote. Returns the reason, without the file or test."""
     outcome = record.get("outcome")
@@ -80,6 +81,8 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
         why = pooled_contradiction(record)
         if why is not None:
             return why
+    elif _pooled_records(record):  # kept by a merge of the file, shown as pooled (exports, key numbers): refused
+        return ONE_SEED_POOLED
     if outcome not in POOLABLE:
         return ""
     try:
@@ -107,6 +110,10 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     return f"records outcome {outcome!r}, but its anytime chain {what!r} decides {decided.decision!r}{shown}"
 
 
+ONE_SEED_POOLED = (
+    "carries a pooled record, but its file is one master seed's (only a merged replication set, whose seed is the "
+    "list of its seeds, carries pooled records)"
+)
 OLDER_POOLED = (
     "carries a pooled record without its seeds' chains (written by an older pytest-claims), so its pooled outcome "
     "cannot be checked: merge the per-seed files again"
@@ -123,18 +130,12 @@ def pooled_contradiction(record: dict[str, Any]) -> str | None:
     the record's own chain (a merge keeps the records of its first input's seed) must be one of the pooled seeds'
     chains. A pooled record without `chains` (written before they were kept) cannot be checked: refused
     (`OLDER_POOLED`), to be merged afresh from the per-seed files. Returns the reason, without the file or test."""
-    evidence = record.get("evidence")
-    found = (
-        [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "pooled" in v]
-        if isinstance(evidence, dict)
-        else []
-    )
+    found = _pooled_records(record)
     if not found:
         return None
     if len(found) > 1:
         return f"carries {len(found)} pooled records (a statement test pools one anytime chain)"
-    what, entry = found[0]
-    pooled = entry["pooled"]
+    what, pooled = found[0]
     if not isinstance(pooled, dict):
         return f"carries a pooled record under {what!r} that is not a record"
     if "chains" not in pooled:
@@ -164,6 +165,14 @@ def pooled_contradiction(record: dict[str, Any]) -> str | None:
     if own is None or own[0] != what or own[1]["batches"] not in list(pooled["chains"].values()):
         return f"holds an anytime chain that is none of the chains its pooled record {what!r} pools"
     return ""
+
+
+def _pooled_records(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(evidence name, its pooled record) for each evidence entry of a statement record that carries one."""
+    evidence = record.get("evidence")
+    if not isinstance(evidence, dict):
+        return []
+    return [(k, v["pooled"]) for k, v in evidence.items() if isinstance(v, dict) and "pooled" in v]
 
 
 def _seed_records(record: dict[str, Any], what: str, pooled: dict[str, Any]) -> dict[str, dict[str, Any]]:
