@@ -247,3 +247,21 @@ def test_a_pooled_record_keeps_each_seed_s_chain_and_pools_the_declared_set_only
     gap = merged_statement({"1": record(1, *HELD_POOLED[0][1:]), "3": record(3, *HELD_POOLED[1][1:])})
     assert pooled_of(gap)["outcome"] == "held"
     assert "pool to None (the declared replication set is seeds 1 to 3" in chain_contradiction(gap, merged_seeds=True)
+
+
+def test_merged_files_of_one_seed_set_keep_the_pooled_record_longest_in_every_seed():
+    """Two merged files of seeds 1 and 2 whose records are seed 2's (the first input's) at one length, seed 1's
+    chain pooled at 1 batch in one and at 2 in the other: the merge of the two kept the first given (its own chains
+    coincide), so the order chose the shorter look, held where the longer pools to inconclusive. The record longest
+    in every seed is kept; where none is, they are not one chain (their outcomes then conflict)."""
+    two = record(2, (150, 200), (150, 200))
+    short = merged_statement({"2": two, "1": record(1, (140, 200))})
+    longer = merged_statement({"2": two, "1": record(1, (140, 200), (70, 200))})
+    assert (pooled_of(short)["outcome"], pooled_of(longer)["outcome"]) == ("held", "inconclusive")
+    assert chain_contradiction(short, merged_seeds=True) == chain_contradiction(longer, merged_seeds=True) == ""
+    assert longest_chain([short, longer]) == 1 and longest_chain([longer, short]) == 0
+    other = merged_statement({"2": record(2, (150, 200), (150, 200), (150, 200)), "1": record(1, (140, 200))})
+    assert longest_chain([longer, other]) is None  # seed 1 longer in one, seed 2 in the other: neither holds both
+    forked = merged_statement({"2": two, "1": record(1, (140, 200), (71, 200))})
+    assert longest_chain([longer, forked]) is None  # seed 1's second batch differs: not one chain
+    assert longest_chain([longer, two]) is None  # a pooled record beside none

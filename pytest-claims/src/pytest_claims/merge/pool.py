@@ -9,7 +9,9 @@ merge meets such chains in two ways.
   stream with other counts, a gap) is left to the merge's "conflicting outcomes". A seed's chain is pooled only at
   its longest saved length: one shorter than a chain of the same seed and statement in the saved runs beside the
   inputs is refused (pytest_claims.merge.replication_set.shorter_than_saved: choosing the length after seeing the
-  longer chain is a look chosen after the data).
+  longer chain is a look chosen after the data). Merged files of one seed set (merged again together) carry pooled
+  records: the one whose every seed's chain is that seed's longest is kept, and none where none is (differing outcomes
+  then conflict), so the order of the inputs does not choose a seed's look.
 - **Runs under several master seeds** hold independent chains (their streams differ). `pool_seeds` joins them into
   one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues the
   chain of the seeds before it, as one more batch would (pytest_claims.anytime.chain_kinds.derive_chain: a product of
@@ -203,7 +205,10 @@ def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 def longest_chain(records: list[dict[str, Any]]) -> int | None:
     """The index of the record whose chain is the longest, if every record's chain (one master seed) is a prefix of
-    it, with the same statement parameters; None otherwise (the records are then not one chain)."""
+    it, with the same statement parameters; None otherwise (the records are then not one chain). Records of merged
+    replication sets of one seed set carry pooled records (`with_pooled`) over chains their own does not show: each
+    seed's chain in them must be a prefix of that seed's longest, and the record kept is the one longest in every
+    seed (`_longest_pooled`); None where none is, or where some carry a pooled record and some do not."""
     chains = _chains(records)
     if chains is None:
         return None
@@ -213,7 +218,36 @@ def longest_chain(records: list[dict[str, Any]]) -> int | None:
         drawn = [_drawn(b) for b in whole["batches"][: len(chain["batches"])]]
         if chain["statement"] != whole["statement"] or [_drawn(b) for b in chain["batches"]] != drawn:
             return None
-    return longest
+    pooled = [_pooled_records(r) for r in records]
+    if not any(pooled):
+        return longest
+    return _longest_pooled([found[0][1] if len(found) == 1 else None for found in pooled], longest)
+
+
+def _longest_pooled(pooled: list[Any], longest: int) -> int | None:
+    """`longest_chain` for records that carry pooled records: the index of the one whose seeds' chains are each the
+    longest of that seed's (each a prefix of it), preferring `longest` (the longest own chain) among equals; None
+    where no record is (a choice between them would choose a seed's look after the data: the merge's "shorter than
+    saved" repeated where its inputs are merged files)."""
+    if any(not isinstance(p, dict) or not isinstance(p.get("chains"), dict) for p in pooled):
+        return None
+    seeds = list(pooled[0]["chains"])
+    if any(list(p["chains"]) != seeds for p in pooled):
+        return None
+    try:
+        for seed in seeds:
+            runs = [p["chains"][seed] for p in pooled]
+            whole = max(runs, key=len)
+            if any([_drawn(b) for b in run] != [_drawn(b) for b in whole[: len(run)]] for run in runs):
+                return None
+    except (TypeError, AttributeError):  # chains of another shape (a reader checks them first: pooled_contradiction)
+        return None
+    tops = [
+        i
+        for i, p in enumerate(pooled)
+        if all(len(p["chains"][s]) == max(len(q["chains"][s]) for q in pooled) for s in seeds)
+    ]
+    return (longest if longest in tops else tops[0]) if tops else None
 
 
 def _drawn(batch: dict[str, Any]) -> dict[str, Any]:
