@@ -90,16 +90,21 @@ def two_runs(pytester: pytest.Pytester, change: str) -> list[Path]:
 def test_what_only_a_merge_finds_survives_a_second_merge(project, change, phrase):
     """A merged replication set keeps the first seed's statement records only: a verdict that differs between the
     seeds is among the claim's problems, or the merge of the merged file decided the claim from that seed alone (it
-    said `verified`, exit status 0, before)."""
+    said `verified`, exit status 0, before); and "replicated on every seed" counts the claims every seed decided
+    alike, not one that no seed exercised."""
     pytester = project()
     once = merged(two_runs(pytester, change), pytester.path / "once")
     found = claim(once, "T2")
     assert found["verdict"] == "broken" and phrase in found["reason"], found["reason"]
     twice = merged([pytester.path / "once" / "verdicts.json"], pytester.path / "twice")
     assert (claim(twice, "T2")["verdict"], claim(twice, "T2")["reason"]) == (found["verdict"], found["reason"])
-    if change == "seed":  # the key numbers of every seed are the replication set's: one seed's records make one's
+    if change == "seed":
         assert [(c["id"], c["verdict"], c["reason"]) for c in twice["claims"]] == [
             (c["id"], c["verdict"], c["reason"]) for c in once["claims"]
-        ]
+        ]  # (the key numbers of every seed are the replication set's: a merge of one seed's records has that seed's)
+        # T1 verified under both seeds, T3 (no test names it) not exercised under both: not decided, not replicated
+        by_key = {c["key"]: c["verdicts"] for c in once["replication"]["claims"]}
+        assert by_key["T1"] == {"1": "verified", "2": "verified"} and set(by_key["T3"].values()) == {"not exercised"}
+        assert once["replication"]["claims_replicated"] == 1  # T1 alone (2 before: T3 counted)
     else:
         assert comparable(twice)["claims"] == comparable(once)["claims"]
