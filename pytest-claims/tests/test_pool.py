@@ -265,3 +265,21 @@ def test_merged_files_of_one_seed_set_keep_the_pooled_record_longest_in_every_se
     forked = merged_statement({"2": two, "1": record(1, (140, 200), (71, 200))})
     assert longest_chain([longer, forked]) is None  # seed 1's second batch differs: not one chain
     assert longest_chain([longer, two]) is None  # a pooled record beside none
+
+
+def with_counts(statement: dict, successes: int, trials: int) -> dict:
+    """The record with the counts decide_rate records beside its chain (`heads rate counts`, a key number's source)."""
+    counts = {"successes": successes, "trials": trials, "rate": successes / trials}
+    return dict(statement, evidence=dict(statement["evidence"], **{"heads rate counts": counts}))
+
+
+def test_counts_recorded_beside_a_rate_chain_are_its_totals():
+    """The counts beside a rate chain are its ledger's totals, in a run's file and in a merged one (the record's own
+    seed's): an edited count (a key number, an export's cell) was merged as written."""
+    one = record(1, (140, 200), (137, 200))
+    assert chain_contradiction(with_counts(one, 277, 400)) == ""
+    why = chain_contradiction(with_counts(one, 390, 400))
+    assert why.startswith("records 'heads rate counts' {'successes': 390") and "totals 277 of 400" in why, why
+    statement = honest(HELD_POOLED)  # seed 1's record, pooled with seed 2's chain (other counts)
+    assert chain_contradiction(with_counts(statement, 277, 400), merged_seeds=True) == ""
+    assert "totals 277 of 400" in chain_contradiction(with_counts(statement, 279, 400), merged_seeds=True)

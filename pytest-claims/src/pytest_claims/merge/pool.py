@@ -38,7 +38,7 @@ import math
 from typing import Any
 
 from pytest_claims.anytime.evalues import decide_log_evalues
-from pytest_claims.anytime.chain_kinds import decide_chain, derive_chain, kind_of
+from pytest_claims.anytime.chain_kinds import RATE, decide_chain, derive_chain, kind_of
 from pytest_claims.statements.decision import chain_in, holds_chain
 from pytest_claims.statements.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, Verdict
@@ -79,6 +79,9 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     outcome; their pooled record is pooled again from the seeds' chains it carries (`pooled_contradiction`) and must
     be what the merge wrote. Returns the reason, without the file or test."""
     outcome = record.get("outcome")
+    counted = counts_contradiction(record)
+    if counted:
+        return counted
     if merged_seeds:
         why = pooled_contradiction(record)
         if why is not None:
@@ -110,6 +113,28 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
         else ""
     )
     return f"records outcome {outcome!r}, but its anytime chain {what!r} decides {decided.decision!r}{shown}"
+
+
+def counts_contradiction(record: dict[str, Any]) -> str:
+    """Why a statement record's recorded counts of a rate chain (`"<what> counts"`, as decide_rate records them and a
+    key number reads them) are not its own anytime chain's totals ("" when they are, or when it holds no sound rate
+    chain or no counts: the other checks name a chain that fails). Returns the reason, without the file or test."""
+    try:
+        found = chain_of(record)
+    except (ValueError, TypeError):  # LedgerInvalid, or numbers the e-values refuse: named by the outcome's check
+        return ""
+    if found is None or kind_of(found[1]["statement"]).name != RATE or not found[1]["batches"]:
+        return ""
+    what, last = found[0], found[1]["batches"][-1]
+    recorded = record["evidence"].get(f"{what} counts")
+    successes, trials = last["cum_successes"], last["cum_trials"]
+    if recorded is None or not trials:
+        return ""
+    if recorded != {"successes": successes, "trials": trials, "rate": successes / trials}:
+        return (
+            f"records {what + ' counts'!r} {recorded!r}, but its anytime chain {what!r} totals {successes} of {trials}"
+        )
+    return ""
 
 
 ONE_SEED_POOLED = (
@@ -179,17 +204,19 @@ def _pooled_records(record: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def _seed_records(record: dict[str, Any], what: str, pooled: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each pooled seed's statement record as its run held it, rebuilt from a merged record and its pooled record:
-    the seed's outcome (`seeds`) and its chain (`chains`) in place of the record's own, no pooled record. KeyError,
+    the seed's outcome (`seeds`) and its chain (`chains`) in place of the record's own, no pooled record, and not the
+    record's own counts (`counts_contradiction` checks them against its own chain). KeyError,
     TypeError or ValueError where the fields have another shape."""
     seeds, chains = pooled["seeds"], pooled["chains"]
     if not isinstance(seeds, dict) or not isinstance(chains, dict) or list(seeds) != list(chains):
         raise KeyError("seeds")
     entry = {k: v for k, v in record["evidence"][what].items() if k != "pooled"}
+    others = {k: v for k, v in record["evidence"].items() if k != f"{what} counts"}  # the record's own seed's counts
     return {
         seed: dict(
             record,
             outcome=seeds[seed]["outcome"],
-            evidence=dict(record["evidence"], **{what: dict(entry, anytime=dict(entry["anytime"], ledger=batches))}),
+            evidence=dict(others, **{what: dict(entry, anytime=dict(entry["anytime"], ledger=batches))}),
         )
         for seed, batches in chains.items()
     }
