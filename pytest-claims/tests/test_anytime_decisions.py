@@ -470,6 +470,15 @@ def test_a_merged_file_is_read_back_only_with_the_pooled_decision_its_seeds_chai
         assert status == 2 and again is None and f"{path}: claim coin/biased: statement test {test} {named}" in err, err
         status, again, err = remerged(Path(one), two, "--previous", str(path))  # as the previous report too
         assert status == 2 and f"{path}: claim coin/biased: statement test {test} {named}" in err, err
+    # one seed's file given the merged record's pooled record, its own outcome kept: a merge of it kept the record
+    # (exit 0) and `pytest-claims export` said "(pooled over seeds 1, 2)" of a verdict no pooling gave
+    grafted = json.loads(Path(one).read_text())
+    evidence = grafted["claims"][0]["statements"][0]["evidence"]["heads rate"]
+    evidence["pooled"] = record["evidence"]["heads rate"]["pooled"]
+    path = tmp_path / "grafted.json"
+    path.write_text(json.dumps(grafted))
+    status, again, err = remerged(path)
+    assert status == 2 and again is None and f"{path}: claim coin/biased: statement test {test} carries a pooled" in err
 
 
 def test_a_stream_claimed_by_two_seeds_is_not_pooled(pytester, tmp_path):

@@ -63,28 +63,48 @@ def test_a_surviving_mutant_survives_two_merges(project):
 
 
 def two_runs(pytester: pytest.Pytester, change: str) -> list[Path]:
-    """Two runs of the toy project, the second with `change` applied: another outcome or another registry."""
-    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=first")
-    if change == "outcome":
+    """Two runs of the toy project, the second with `change` applied: another outcome, another registry, or another
+    outcome under another master seed (a replication set whose claim's verdict differs between the seeds)."""
+    seeds = (["--claims-seed", "1"], ["--claims-seed", "2"]) if change == "seed" else ([], [])
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=first", *seeds[0])
+    if change in ("outcome", "seed"):
         pytester.makepyfile(toy_kernel=kernel(answer="41"))
     else:
         pytester.makefile(
             ".toml",
             registry=registry(answer_text="the answer is forty-two"),
         )
-    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=second")
+    pytester.runpytest_inprocess("-m", "smoke", "--claims-no-store", "-o", "claims_report_dir=second", *seeds[1])
     return [pytester.path / "first" / "verdicts.json", pytester.path / "second" / "verdicts.json"]
 
 
 @pytest.mark.smoke
 @pytest.mark.parametrize(
-    "change, phrase", [("outcome", "conflicting outcomes"), ("registry", "registry record differs")]
+    "change, phrase",
+    [
+        ("outcome", "conflicting outcomes"),
+        ("registry", "registry record differs"),
+        ("seed", "the verdict differs between master seeds: verified under seed 1, broken under seed 2"),
+    ],
 )
 def test_what_only_a_merge_finds_survives_a_second_merge(project, change, phrase):
+    """A merged replication set keeps the first seed's statement records only: a verdict that differs between the
+    seeds is among the claim's problems, or the merge of the merged file decided the claim from that seed alone (it
+    said `verified`, exit status 0, before); and "replicated on every seed" counts the claims every seed decided
+    alike, not one that no seed exercised."""
     pytester = project()
     once = merged(two_runs(pytester, change), pytester.path / "once")
     found = claim(once, "T2")
     assert found["verdict"] == "broken" and phrase in found["reason"], found["reason"]
     twice = merged([pytester.path / "once" / "verdicts.json"], pytester.path / "twice")
     assert (claim(twice, "T2")["verdict"], claim(twice, "T2")["reason"]) == (found["verdict"], found["reason"])
-    assert comparable(twice)["claims"] == comparable(once)["claims"]
+    if change == "seed":
+        assert [(c["id"], c["verdict"], c["reason"]) for c in twice["claims"]] == [
+            (c["id"], c["verdict"], c["reason"]) for c in once["claims"]
+        ]  # (the key numbers of every seed are the replication set's: a merge of one seed's records has that seed's)
+        # T1 verified under both seeds, T3 (no test names it) not exercised under both: not decided, not replicated
+        by_key = {c["key"]: c["verdicts"] for c in once["replication"]["claims"]}
+        assert by_key["T1"] == {"1": "verified", "2": "verified"} and set(by_key["T3"].values()) == {"not exercised"}
+        assert once["replication"]["claims_replicated"] == 1  # T1 alone (2 before: T3 counted)
+    else:
+        assert comparable(twice)["claims"] == comparable(once)["claims"]

@@ -161,7 +161,9 @@ def test_a_decided_outcome_on_a_spoiled_chain_is_named_and_a_pooled_one_taken_fr
     pooled = out["claims"][0]["statements"][0]  # held pooled; its own chain alone is not
     assert pooled["outcome"] == "held" and chain_contradiction(one) == ""
     assert chain_contradiction(pooled, merged_seeds=True) == ""
-    assert "decides 'inconclusive'" in chain_contradiction(pooled)  # a pooled record in a one-seed file is not taken
+    assert "its file is one master seed's" in chain_contradiction(pooled)  # a pooled record in a one-seed file
+    # ... also beside the record's own outcome (a merge of the file kept it, and the exports said "pooled over seeds")
+    assert "its file is one master seed's" in chain_contradiction(dict(pooled, outcome=one["outcome"]))
 
 
 def merged_statement(by_seed: dict[str, dict]) -> dict:
@@ -245,3 +247,39 @@ def test_a_pooled_record_keeps_each_seed_s_chain_and_pools_the_declared_set_only
     gap = merged_statement({"1": record(1, *HELD_POOLED[0][1:]), "3": record(3, *HELD_POOLED[1][1:])})
     assert pooled_of(gap)["outcome"] == "held"
     assert "pool to None (the declared replication set is seeds 1 to 3" in chain_contradiction(gap, merged_seeds=True)
+
+
+def test_merged_files_of_one_seed_set_keep_the_pooled_record_longest_in_every_seed():
+    """Two merged files of seeds 1 and 2 whose records are seed 2's (the first input's) at one length, seed 1's
+    chain pooled at 1 batch in one and at 2 in the other: the merge of the two kept the first given (its own chains
+    coincide), so the order chose the shorter look, held where the longer pools to inconclusive. The record longest
+    in every seed is kept; where none is, they are not one chain (their outcomes then conflict)."""
+    two = record(2, (150, 200), (150, 200))
+    short = merged_statement({"2": two, "1": record(1, (140, 200))})
+    longer = merged_statement({"2": two, "1": record(1, (140, 200), (70, 200))})
+    assert (pooled_of(short)["outcome"], pooled_of(longer)["outcome"]) == ("held", "inconclusive")
+    assert chain_contradiction(short, merged_seeds=True) == chain_contradiction(longer, merged_seeds=True) == ""
+    assert longest_chain([short, longer]) == 1 and longest_chain([longer, short]) == 0
+    other = merged_statement({"2": record(2, (150, 200), (150, 200), (150, 200)), "1": record(1, (140, 200))})
+    assert longest_chain([longer, other]) is None  # seed 1 longer in one, seed 2 in the other: neither holds both
+    forked = merged_statement({"2": two, "1": record(1, (140, 200), (71, 200))})
+    assert longest_chain([longer, forked]) is None  # seed 1's second batch differs: not one chain
+    assert longest_chain([longer, two]) is None  # a pooled record beside none
+
+
+def with_counts(statement: dict, successes: int, trials: int) -> dict:
+    """The record with the counts decide_rate records beside its chain (`heads rate counts`, a key number's source)."""
+    counts = {"successes": successes, "trials": trials, "rate": successes / trials}
+    return dict(statement, evidence=dict(statement["evidence"], **{"heads rate counts": counts}))
+
+
+def test_counts_recorded_beside_a_rate_chain_are_its_totals():
+    """The counts beside a rate chain are its ledger's totals, in a run's file and in a merged one (the record's own
+    seed's): an edited count (a key number, an export's cell) was merged as written."""
+    one = record(1, (140, 200), (137, 200))
+    assert chain_contradiction(with_counts(one, 277, 400)) == ""
+    why = chain_contradiction(with_counts(one, 390, 400))
+    assert why.startswith("records 'heads rate counts' {'successes': 390") and "totals 277 of 400" in why, why
+    statement = honest(HELD_POOLED)  # seed 1's record, pooled with seed 2's chain (other counts)
+    assert chain_contradiction(with_counts(statement, 277, 400), merged_seeds=True) == ""
+    assert "totals 277 of 400" in chain_contradiction(with_counts(statement, 279, 400), merged_seeds=True)

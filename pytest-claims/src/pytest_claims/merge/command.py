@@ -33,7 +33,7 @@ from typing import Any
 
 from pytest_claims.model import verdicts_json
 from pytest_claims.model.inputs import checked_run, file_within, refuse_output_holding_inputs
-from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, INCONCLUSIVE, SKIPPED
+from pytest_claims.outcomes import BROKEN, ERROR, FAILED, HELD, SKIPPED, Verdict
 from pytest_claims.model.registry_families import families_of
 from pytest_claims.model.verdicts_json import PayloadError, claim_from, claims_from
 from pytest_claims.merge.pool import (
@@ -54,6 +54,7 @@ from pytest_claims.report.replication import replication_line
 from pytest_claims.model.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
+DECIDED_VERDICTS = (Verdict.VERIFIED, Verdict.FALSIFIED)  # what "replicated on every seed" counts, each seed alike
 
 
 class MergeError(PayloadError):
@@ -193,7 +194,9 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
         found = next(c for c in claims if c["id"] == record["id"])
         if found["replicated"] != found["of"]:
             shown = ", ".join(f"{v} under seed {s}" for s, v in found["verdicts"].items())
-            record = dict(record, verdict=BROKEN, reason=f"the verdict differs between master seeds: {shown}")
+            # among the problems: the file keeps the first seed's records only, from which a merge of it decides anew
+            problems = _once([*record.get("problems", []), f"the verdict differs between master seeds: {shown}"])
+            record = dict(record, verdict=BROKEN, reason="; ".join(problems), problems=problems)
         merged["claims"].append(dict(record, key_numbers=_key_numbers_by_seed(record, per_seed)))
     merged["seed"] = [per_seed[seed].get("seed") for seed in seeds]  # as the runs wrote them (integers)
     merged["environment"] = _common_environment(list(per_seed.values()))  # not the first seed's master_seed alone
@@ -201,8 +204,8 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     merged["replication"] = {
         "seeds": seeds,
         "claims": claims,
-        "claims_replicated": sum(  # each seed decided alone, and alike
-            c["replicated"] == c["of"] and INCONCLUSIVE not in c["verdicts"].values() for c in claims
+        "claims_replicated": sum(  # each seed decided alone (verified or falsified: not broken, not exercised), alike
+            c["replicated"] == c["of"] and all(v in DECIDED_VERDICTS for v in c["verdicts"].values()) for c in claims
         ),
         "statements": statements,
     }

@@ -9,7 +9,9 @@ merge meets such chains in two ways.
   stream with other counts, a gap) is left to the merge's "conflicting outcomes". A seed's chain is pooled only at
   its longest saved length: one shorter than a chain of the same seed and statement in the saved runs beside the
   inputs is refused (pytest_claims.merge.replication_set.shorter_than_saved: choosing the length after seeing the
-  longer chain is a look chosen after the data).
+  longer chain is a look chosen after the data). Merged files of one seed set (merged again together) carry pooled
+  records: the one whose every seed's chain is that seed's longest is kept, and none where none is (differing outcomes
+  then conflict), so the order of the inputs does not choose a seed's look.
 - **Runs under several master seeds** hold independent chains (their streams differ). `pool_seeds` joins them into
   one chain, the seeds in ascending order (an order fixed before the data): each batch of a later seed continues the
   chain of the seeds before it, as one more batch would (pytest_claims.anytime.chain_kinds.derive_chain: a product of
@@ -36,7 +38,7 @@ import math
 from typing import Any
 
 from pytest_claims.anytime.evalues import decide_log_evalues
-from pytest_claims.anytime.chain_kinds import decide_chain, derive_chain, kind_of
+from pytest_claims.anytime.chain_kinds import RATE, decide_chain, derive_chain, kind_of
 from pytest_claims.statements.decision import chain_in, holds_chain
 from pytest_claims.statements.ledger import LEDGER_VERSION, LedgerInvalid, check_ledger
 from pytest_claims.outcomes import HELD, INCONCLUSIVE, REFUTED, Verdict
@@ -72,14 +74,20 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     chain did not hold. Only certain contradictions: a chain that held lets its test go on, so a later check of the
     test may refute it or leave it inconclusive. A held or refuted outcome on a chain that fails its check (chain_of:
     numbers no run computes) is named as that. `merged_seeds`: the record is from a merged replication set (False: a
-    run of one seed, whose record's pooled record, if any, is not taken), whose pooled statements carry the pooled
+    file of one master seed, which carries no pooled record: one is named, `ONE_SEED_POOLED`, as a merge of the file
+    would keep it and the exports show it), whose pooled statements carry the pooled
     outcome; their pooled record is pooled again from the seeds' chains it carries (`pooled_contradiction`) and must
     be what the merge wrote. Returns the reason, without the file or test."""
     outcome = record.get("outcome")
+    counted = counts_contradiction(record)
+    if counted:
+        return counted
     if merged_seeds:
         why = pooled_contradiction(record)
         if why is not None:
             return why
+    elif _pooled_records(record):  # kept by a merge of the file, shown as pooled (exports, key numbers): refused
+        return ONE_SEED_POOLED
     if outcome not in POOLABLE:
         return ""
     try:
@@ -107,6 +115,32 @@ def chain_contradiction(record: dict[str, Any], merged_seeds: bool = False) -> s
     return f"records outcome {outcome!r}, but its anytime chain {what!r} decides {decided.decision!r}{shown}"
 
 
+def counts_contradiction(record: dict[str, Any]) -> str:
+    """Why a statement record's recorded counts of a rate chain (`"<what> counts"`, as decide_rate records them and a
+    key number reads them) are not its own anytime chain's totals ("" when they are, or when it holds no sound rate
+    chain or no counts: the other checks name a chain that fails). Returns the reason, without the file or test."""
+    try:
+        found = chain_of(record)
+    except (ValueError, TypeError):  # LedgerInvalid, or numbers the e-values refuse: named by the outcome's check
+        return ""
+    if found is None or kind_of(found[1]["statement"]).name != RATE or not found[1]["batches"]:
+        return ""
+    what, last = found[0], found[1]["batches"][-1]
+    recorded = record["evidence"].get(f"{what} counts")
+    successes, trials = last["cum_successes"], last["cum_trials"]
+    if recorded is None or not trials:
+        return ""
+    if recorded != {"successes": successes, "trials": trials, "rate": successes / trials}:
+        return (
+            f"records {what + ' counts'!r} {recorded!r}, but its anytime chain {what!r} totals {successes} of {trials}"
+        )
+    return ""
+
+
+ONE_SEED_POOLED = (
+    "carries a pooled record, but its file is one master seed's (only a merged replication set, whose seed is the "
+    "list of its seeds, carries pooled records)"
+)
 OLDER_POOLED = (
     "carries a pooled record without its seeds' chains (written by an older pytest-claims), so its pooled outcome "
     "cannot be checked: merge the per-seed files again"
@@ -123,18 +157,12 @@ def pooled_contradiction(record: dict[str, Any]) -> str | None:
     the record's own chain (a merge keeps the records of its first input's seed) must be one of the pooled seeds'
     chains. A pooled record without `chains` (written before they were kept) cannot be checked: refused
     (`OLDER_POOLED`), to be merged afresh from the per-seed files. Returns the reason, without the file or test."""
-    evidence = record.get("evidence")
-    found = (
-        [(k, v) for k, v in evidence.items() if isinstance(v, dict) and "pooled" in v]
-        if isinstance(evidence, dict)
-        else []
-    )
+    found = _pooled_records(record)
     if not found:
         return None
     if len(found) > 1:
         return f"carries {len(found)} pooled records (a statement test pools one anytime chain)"
-    what, entry = found[0]
-    pooled = entry["pooled"]
+    what, pooled = found[0]
     if not isinstance(pooled, dict):
         return f"carries a pooled record under {what!r} that is not a record"
     if "chains" not in pooled:
@@ -166,19 +194,29 @@ def pooled_contradiction(record: dict[str, Any]) -> str | None:
     return ""
 
 
+def _pooled_records(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(evidence name, its pooled record) for each evidence entry of a statement record that carries one."""
+    evidence = record.get("evidence")
+    if not isinstance(evidence, dict):
+        return []
+    return [(k, v["pooled"]) for k, v in evidence.items() if isinstance(v, dict) and "pooled" in v]
+
+
 def _seed_records(record: dict[str, Any], what: str, pooled: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each pooled seed's statement record as its run held it, rebuilt from a merged record and its pooled record:
-    the seed's outcome (`seeds`) and its chain (`chains`) in place of the record's own, no pooled record. KeyError,
+    the seed's outcome (`seeds`) and its chain (`chains`) in place of the record's own, no pooled record, and not the
+    record's own counts (`counts_contradiction` checks them against its own chain). KeyError,
     TypeError or ValueError where the fields have another shape."""
     seeds, chains = pooled["seeds"], pooled["chains"]
     if not isinstance(seeds, dict) or not isinstance(chains, dict) or list(seeds) != list(chains):
         raise KeyError("seeds")
     entry = {k: v for k, v in record["evidence"][what].items() if k != "pooled"}
+    others = {k: v for k, v in record["evidence"].items() if k != f"{what} counts"}  # the record's own seed's counts
     return {
         seed: dict(
             record,
             outcome=seeds[seed]["outcome"],
-            evidence=dict(record["evidence"], **{what: dict(entry, anytime=dict(entry["anytime"], ledger=batches))}),
+            evidence=dict(others, **{what: dict(entry, anytime=dict(entry["anytime"], ledger=batches))}),
         )
         for seed, batches in chains.items()
     }
@@ -194,7 +232,10 @@ def _chains(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 def longest_chain(records: list[dict[str, Any]]) -> int | None:
     """The index of the record whose chain is the longest, if every record's chain (one master seed) is a prefix of
-    it, with the same statement parameters; None otherwise (the records are then not one chain)."""
+    it, with the same statement parameters; None otherwise (the records are then not one chain). Records of merged
+    replication sets of one seed set carry pooled records (`with_pooled`) over chains their own does not show: each
+    seed's chain in them must be a prefix of that seed's longest, and the record kept is the one longest in every
+    seed (`_longest_pooled`); None where none is, or where some carry a pooled record and some do not."""
     chains = _chains(records)
     if chains is None:
         return None
@@ -204,7 +245,36 @@ def longest_chain(records: list[dict[str, Any]]) -> int | None:
         drawn = [_drawn(b) for b in whole["batches"][: len(chain["batches"])]]
         if chain["statement"] != whole["statement"] or [_drawn(b) for b in chain["batches"]] != drawn:
             return None
-    return longest
+    pooled = [_pooled_records(r) for r in records]
+    if not any(pooled):
+        return longest
+    return _longest_pooled([found[0][1] if len(found) == 1 else None for found in pooled], longest)
+
+
+def _longest_pooled(pooled: list[Any], longest: int) -> int | None:
+    """`longest_chain` for records that carry pooled records: the index of the one whose seeds' chains are each the
+    longest of that seed's (each a prefix of it), preferring `longest` (the longest own chain) among equals; None
+    where no record is (a choice between them would choose a seed's look after the data: the merge's "shorter than
+    saved" repeated where its inputs are merged files)."""
+    if any(not isinstance(p, dict) or not isinstance(p.get("chains"), dict) for p in pooled):
+        return None
+    seeds = list(pooled[0]["chains"])
+    if any(list(p["chains"]) != seeds for p in pooled):
+        return None
+    try:
+        for seed in seeds:
+            runs = [p["chains"][seed] for p in pooled]
+            whole = max(runs, key=len)
+            if any([_drawn(b) for b in run] != [_drawn(b) for b in whole[: len(run)]] for run in runs):
+                return None
+    except (TypeError, AttributeError):  # chains of another shape (a reader checks them first: pooled_contradiction)
+        return None
+    tops = [
+        i
+        for i, p in enumerate(pooled)
+        if all(len(p["chains"][s]) == max(len(q["chains"][s]) for q in pooled) for s in seeds)
+    ]
+    return (longest if longest in tops else tops[0]) if tops else None
 
 
 def _drawn(batch: dict[str, Any]) -> dict[str, Any]:
