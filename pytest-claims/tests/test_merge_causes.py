@@ -108,3 +108,18 @@ def test_what_only_a_merge_finds_survives_a_second_merge(project, change, phrase
         assert once["replication"]["claims_replicated"] == 1  # T1 alone (2 before: T3 counted)
     else:
         assert comparable(twice)["claims"] == comparable(once)["claims"]
+
+
+def test_replicated_on_every_seed_counts_a_verdict_earned_alike_on_every_seed():
+    """Every verdict word, alike under two seeds: counted as replicated where the statements that ran earned it
+    (verified, falsified, reduced scale), not where nothing decided it (broken, interrupted, inconclusive, not run,
+    not selected, not exercised); never where the seeds differ."""
+    from pytest_claims.merge.command import replicated_alike
+    from pytest_claims.outcomes import Verdict
+
+    earned = {Verdict.VERIFIED, Verdict.FALSIFIED, Verdict.REDUCED_SCALE}
+    for verdict in Verdict:
+        row = {"replicated": 2, "of": 2, "verdicts": {"1": str(verdict), "2": str(verdict)}}
+        assert replicated_alike(row) == (verdict in earned), verdict
+    differ = {"replicated": 1, "of": 2, "verdicts": {"1": "verified", "2": "falsified"}}
+    assert not replicated_alike(differ)

@@ -54,7 +54,10 @@ from pytest_claims.report.replication import replication_line
 from pytest_claims.model.verdicts import RUN_KEYS, ClaimInputs, StatementRun, changes
 
 WORST_FIRST = (ERROR, FAILED, HELD, SKIPPED)
-DECIDED_VERDICTS = (Verdict.VERIFIED, Verdict.FALSIFIED)  # what "replicated on every seed" counts, each seed alike
+# what "replicated on every seed" counts, each seed alike: a verdict its statements earned (reduced scale included: the
+# statements that ran decided it, at a scale short of the decisive one); not broken, interrupted, inconclusive, or
+# nothing run, exercised or selected
+DECIDED_VERDICTS = (Verdict.VERIFIED, Verdict.FALSIFIED, Verdict.REDUCED_SCALE)
 
 
 class MergeError(PayloadError):
@@ -157,6 +160,12 @@ def _most_common(values: list[str]) -> tuple[str, int]:
     return next(v for v in values if counts[v] == best), best
 
 
+def replicated_alike(row: dict[str, Any]) -> bool:
+    """Whether a claim's row of `replication.claims` counts as replicated on every seed: every seed gave the same
+    verdict (`replicated` == `of`), one its statements earned (DECIDED_VERDICTS)."""
+    return row["replicated"] == row["of"] and all(v in DECIDED_VERDICTS for v in row["verdicts"].values())
+
+
 def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The merged payload of the first seed, its claims broken where their verdict differs between seeds,
     with a `replication` record: per claim and per statement test, the outcome under every seed."""
@@ -204,9 +213,7 @@ def replication_set(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
     merged["replication"] = {
         "seeds": seeds,
         "claims": claims,
-        "claims_replicated": sum(  # each seed decided alone (verified or falsified: not broken, not exercised), alike
-            c["replicated"] == c["of"] and all(v in DECIDED_VERDICTS for v in c["verdicts"].values()) for c in claims
-        ),
+        "claims_replicated": sum(map(replicated_alike, claims)),
         "statements": statements,
     }
     return merged
