@@ -360,10 +360,15 @@ def families_html(families: Sequence[Any], claims: Sequence[dict[str, Any]] = ()
     )
 
 
+def _claim_tiers(record: dict[str, Any]) -> list[str]:
+    """The tiers a claim record was run at (its own and its statement runs'), sorted: what the tier filter reads."""
+    return sorted(set(record["tiers_run"]) | {s["tier"] for s in record["statements"]})
+
+
 def _filter_data(record: dict[str, Any], tier: str | None) -> str:
     """The attributes the page's filters read on a family's rows: its claim's verdict and paper, and the tier it was
     decided at (None: its claim's tiers)."""
-    tiers = [tier] if tier is not None else sorted(set(record["tiers_run"]) | {s["tier"] for s in record["statements"]})
+    tiers = [tier] if tier is not None else _claim_tiers(record)
     return (
         f' data-verdict="{esc(record["verdict"])}" data-tiers="{esc(" ".join(tiers))}"'
         f' data-paper="{esc(record.get("paper", ""))}"'
@@ -468,7 +473,7 @@ def _claim_rows(r: dict[str, Any], report_dir: Path | None, store_events: dict[s
             if src
             else ""
         )
-    tiers = sorted(set(r["tiers_run"]) | {s["tier"] for s in r["statements"]})
+    tiers = _claim_tiers(r)
     data = f'data-verdict="{esc(r["verdict"])}" data-tiers="{esc(" ".join(tiers))}"'
     anchor = slug(r["id"])
     details = [
@@ -512,7 +517,7 @@ def filters_html(payload: dict[str, Any]) -> str:
     """Checkboxes per verdict and selects for paper and tier; the inline script hides what they leave out."""
     claims = payload.get("claims", [])
     verdicts = [v for v in VERDICTS if any(r["verdict"] == v for r in claims)]
-    tiers = sorted({t for r in claims for t in r["tiers_run"]} | {s["tier"] for r in claims for s in r["statements"]})
+    tiers = sorted({t for r in claims for t in _claim_tiers(r)})
     boxes = "".join(
         f'<label><input type="checkbox" checked data-verdict="{esc(v)}"> {badge(v, COLOURS[v])}</label>'
         for v in verdicts
