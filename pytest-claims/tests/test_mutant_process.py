@@ -114,3 +114,60 @@ def test_mutants_cut_off_by_sigterm_make_the_claim_interrupted_naming_them(proje
     assert "hangs" not in reached
     assert not list(pytester.path.glob("*.lock"))  # nothing of the child left holding a file
     assert json.loads((pytester.path / "out" / "verdicts.json").read_text())["runs"][0]["interrupted"] == "SIGTERM"
+
+
+SHARED_RESULT_TESTS = """
+import time
+
+import pytest
+
+import toy_kernel
+from pytest_claims import current_store, statement_holds
+
+
+def compute(checkpoint):
+    time.sleep(3)  # a result worth sharing: computed once by the first test that asks for it
+    return [toy_kernel.triangle(n) for n in range(50)]
+
+
+def values():
+    return current_store().get_or_compute("toy/triangles", {"n": 50}, compute, code=[toy_kernel])
+
+
+@pytest.mark.smoke
+def test_computes_the_shared_result():
+    assert len(values()) == 50
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="formula")
+def test_formula(evidence):
+    wrong = [n for n in range(50) if values()[n] != sum(range(n + 1))]
+    evidence.headline(checked=50)
+    statement_holds(not wrong, f"triangle differs from the sum at {wrong[:5]}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="squares")
+def test_squares():
+    statement_holds(toy_kernel.triangle(3) == 9, "triangle(3) is not 9")
+"""
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("source", ["memory", "store"])
+def test_a_mutant_gets_time_to_recompute_what_its_test_read_ready_made(project, source):
+    """The formula's real test reads a 3-second result that another test computed (or a stored entry): it takes
+    milliseconds, but its mutant must recompute that result under the mutant's key. With factor 1 and 1.5 s of grace
+    a limit from the test's own time alone (1.5 s) stops the mutant; counting the result's 3 s it is killed."""
+    pytester = project(mutants='["off-by-one"]', refuted_mutants="[]", triangle_tests=SHARED_RESULT_TESTS)
+    ini = pytester.path / "pytest.ini"
+    ini.write_text(ini.read_text().rstrip("\n") + "\nclaims_mutant_time_grace = 1.5\nclaims_mutant_time_factor = 1\n")
+    store = ["--claims-no-store"] if source == "memory" else []
+    if source == "store":  # fill the store first: the mutants run reads every real result from it
+        assert pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", timeout=120).ret == 0
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-p", "no:xdist", *store, "--claims-mutants", timeout=120
+    )
+    ends = _ends(claim(verdicts(pytester), "T1"))
+    assert ends["off-by-one"][0] in ("refuted", "guard"), (ends, result.stdout.str()[-2000:])

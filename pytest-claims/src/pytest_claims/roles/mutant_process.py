@@ -6,8 +6,11 @@ Neither is a kill: each fails the power check as an unexplained errored end does
 
 The limit is derived from the real test's time, which ran before its mutants: FACTOR times it plus GRACE seconds
 (ini keys claims_mutant_time_factor, default 10, and claims_mutant_time_grace, default 30 s; mutation tools such as
-mutmut count a timeout against a multiple of the real test's time in the same way). Where the real test's time is
-not known in this process, the longest statement test time known so far stands in for it, and the end says so.
+mutmut count a timeout against a multiple of the real test's time in the same way). The real test's time counts the
+results it read ready-made (computed by an earlier test, or read from the store, at the seconds their computation
+took): the mutant's results are keyed apart and recomputed, so a test that only read a shared result would otherwise
+give its mutant GRACE seconds for all of that result's computation. Where the real test's time is not known in this
+process, the longest statement test time known so far (counted the same way) stands in for it, and the end says so.
 
 The child is a fork of the run: it applies the mutant, runs the statement test, classifies how it ended and sends
 that result (a MutantResult, as JSON) back through a pipe; nothing else of it returns. It runs in a process group
@@ -42,8 +45,11 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and hasattr(os, "killpg")
 
 
-def time_limit(settings: Settings, real_seconds: float | None, longest_known: float) -> tuple[float, str]:
-    """(seconds, how they were derived) for one mutant of a test that took `real_seconds` (None: not known here)."""
+def time_limit(
+    settings: Settings, real_seconds: float | None, longest_known: float, reused_seconds: float = 0.0
+) -> tuple[float, str]:
+    """(seconds, how they were derived) for one mutant of a test that took `real_seconds` (None: not known here)
+    and read `reused_seconds` of computation ready-made (from memory or the store), which its mutant may recompute."""
     values = []
     for key, raw in ((FACTOR_INI, settings.mutant_time_factor), (GRACE_INI, settings.mutant_time_grace)):
         try:
@@ -58,6 +64,12 @@ def time_limit(settings: Settings, real_seconds: float | None, longest_known: fl
     factor, grace = values
     if real_seconds is None:
         base, what = longest_known, f"the longest statement test's {longest_known:.1f} s (this test's time unknown)"
+    elif reused_seconds > 0:
+        base = real_seconds + reused_seconds
+        what = (
+            f"(the real test's {real_seconds:.1f} s + {reused_seconds:.1f} s of results it read ready-made, "
+            "which the mutant may recompute)"
+        )
     else:
         base, what = real_seconds, f"the real test's {real_seconds:.1f} s"
     limit = factor * base + grace

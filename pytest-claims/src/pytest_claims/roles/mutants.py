@@ -402,10 +402,16 @@ class MutantRunner:
     def try_contained(self, item: MutantItem, nextitem: pytest.Item | None) -> MutantResult:
         """The mutant's test run in a child process (mutant_process), with a time limit from the real test's time;
         then this process tears down what `nextitem` does not need, as the test's own teardown would have."""
-        durations = self.state.results.durations
+        durations, store = self.state.results.durations, self.state.store
+        # A test's cost counts what it read ready-made (a result another test computed, or a stored entry): under
+        # the mutant that result is keyed apart and recomputed, so the limit must allow for it.
+        cost = {test: seconds + store.reused_seconds(test) for test, seconds in durations.items()}
         real = durations.get(item.target.nodeid)
-        known = [seconds for test, seconds in durations.items() if test in self.state.collection.statement_of]
-        limit, derived = mutant_process.time_limit(options.settings_of(item.config), real, max(known, default=0.0))
+        reused = store.reused_seconds(item.target.nodeid) if real is not None else 0.0
+        known = [seconds for test, seconds in cost.items() if test in self.state.collection.statement_of]
+        limit, derived = mutant_process.time_limit(
+            options.settings_of(item.config), real, max(known, default=0.0), reused
+        )
         result = mutant_process.run_forked(
             item.mutant, lambda: self.try_mutant(item.target, item.mutant, nextitem), limit, derived
         )

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import math
 import os
 import stat
 import tempfile
@@ -233,6 +234,11 @@ class ResultStore:
         self.on_wait = on_wait
         self._mutant = ("", "")  # the applied mutant's name and the module it changes: set by under_mutant only
         self._memory: dict[str, Any] = {}
+        # Seconds each value took to compute (for one read from the store: its entry's record of that), and per
+        # test the seconds of computation it read ready-made: a mutant of the test may have to recompute them, so
+        # its time limit counts them (reused_seconds).
+        self._cost: dict[str, float] = {}
+        self._reused: dict[str, float] = {}
         self._events: list[tuple[str, StoreEvent]] = []
         self._test = ""  # the test whose results are being asked for: set by running_test only
 
@@ -388,6 +394,8 @@ class ResultStore:
         self, name: str, digest: str, value: T, status: str, started: float, resumed: int | None = None, note: str = ""
     ) -> T:
         self._memory[digest] = value
+        if status != FROM_STORE:
+            self._cost[digest] = time.perf_counter() - started
         self._record(name, digest, status, started, resumed, note)
         return value
 
@@ -461,7 +469,7 @@ class ResultStore:
             return None, f"{stray}: not read"
         try:
             stored, value = codec.load(path, self.max_entry_bytes)
-            stored.pop("seconds", None)
+            seconds = stored.pop("seconds", None) if isinstance(stored, dict) else None
             if stored != header:
                 raise codec.EntryInvalid(
                     f"is the entry of another key ({stored.get('name')!r}, {str(stored.get('key'))[:120]})"
@@ -474,6 +482,8 @@ class ResultStore:
             return None, f"store entry {path} {error}: recomputed"
         except OSError as error:
             return None, f"store entry {path} cannot be read ({error}): recomputed"
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds < math.inf:
+            self._cost[path.stem] = float(seconds)  # the entry's own record of its computation (data: checked)
         return value, None
 
     def _touched_by_mutant(self, code: list[Any]) -> bool:
@@ -489,6 +499,13 @@ class ResultStore:
     ) -> None:
         event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed, note)
         self._events.append((self._test, event))
+        if status in (IN_MEMORY, FROM_STORE):
+            self._reused[self._test] = self._reused.get(self._test, 0.0) + self._cost.get(digest, 0.0)
+
+    def reused_seconds(self, test: str) -> float:
+        """Seconds of computation that `test` read ready-made (from memory, or from the store as its entries
+        record) rather than computed: what a mutant of it may have to recompute, keyed apart under the mutant."""
+        return self._reused.get(test, 0.0)
 
     def take_events(self, test: str) -> list[dict[str, Any]]:
         """The events of one test, removed from the log (the plugin puts them on the test's report)."""
