@@ -59,6 +59,35 @@ def test_disk_memory_and_events(tmp_path):
 
 
 @pytest.mark.smoke
+def test_a_test_is_charged_once_for_each_value_it_read_ready_made(tmp_path, monkeypatch):
+    """reused_seconds (what a mutant's time limit counts): the computing seconds of each value a test read from
+    memory or from the store, once however often it read it; nothing for what it computed itself; a stored entry's
+    own record of its seconds only when that is a finite non-negative number."""
+    clock = iter(float(t) for t in range(0, 1000, 5))
+    monkeypatch.setattr(result_store.time, "perf_counter", lambda: next(clock))  # every call 5 s later
+    first = ResultStore(tmp_path)
+    with first.running_test("computes"):
+        first.get_or_compute("x", {}, lambda _: 1)  # 5 s to compute (one tick between start and keep)
+    with first.running_test("reads"):
+        for _ in range(3):
+            first.get_or_compute("x", {}, lambda _: 1)
+    assert first.reused_seconds("computes") == 0.0
+    assert first.reused_seconds("reads") == first._cost[first.key_of("x", {})] > 0  # once, not three times
+    entry = next(tmp_path.glob("*/*.npz"))
+    second = ResultStore(tmp_path)
+    with second.running_test("reads"):
+        second.get_or_compute("x", {}, lambda _: 1)
+    assert second.reused_seconds("reads") == codec.load(entry)[0]["seconds"] > 0  # the entry's record of it
+    for bad in (-1.0, float("nan"), "soon", True):
+        header, value = codec.load(entry)
+        entry.write_bytes(codec.dumps({**header, "seconds": bad}, value))
+        third = ResultStore(tmp_path)
+        with third.running_test("reads"):
+            third.get_or_compute("x", {}, lambda _: 1)
+        assert third.reused_seconds("reads") == 0.0, bad
+
+
+@pytest.mark.smoke
 def test_a_mutant_never_leaks_into_real_results(tmp_path):
     kernel = module(tmp_path, "toy_kernel_a", "def f():\n    return 1\n")
     other = module(tmp_path, "toy_kernel_b", "def g():\n    return 2\n")

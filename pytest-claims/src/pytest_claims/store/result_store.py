@@ -235,10 +235,10 @@ class ResultStore:
         self._mutant = ("", "")  # the applied mutant's name and the module it changes: set by under_mutant only
         self._memory: dict[str, Any] = {}
         # Seconds each value took to compute (for one read from the store: its entry's record of that), and per
-        # test the seconds of computation it read ready-made: a mutant of the test may have to recompute them, so
-        # its time limit counts them (reused_seconds).
+        # test the values it read ready-made: a mutant of the test may have to recompute them, so its time limit
+        # counts their seconds (reused_seconds), each value once however often the test read it.
         self._cost: dict[str, float] = {}
-        self._reused: dict[str, float] = {}
+        self._reused: dict[str, set[str]] = {}
         self._events: list[tuple[str, StoreEvent]] = []
         self._test = ""  # the test whose results are being asked for: set by running_test only
 
@@ -500,12 +500,12 @@ class ResultStore:
         event = StoreEvent(name, digest, status, round(time.perf_counter() - started, 3), resumed, note)
         self._events.append((self._test, event))
         if status in (IN_MEMORY, FROM_STORE):
-            self._reused[self._test] = self._reused.get(self._test, 0.0) + self._cost.get(digest, 0.0)
+            self._reused.setdefault(self._test, set()).add(digest)
 
     def reused_seconds(self, test: str) -> float:
         """Seconds of computation that `test` read ready-made (from memory, or from the store as its entries
         record) rather than computed: what a mutant of it may have to recompute, keyed apart under the mutant."""
-        return self._reused.get(test, 0.0)
+        return sum(self._cost.get(digest, 0.0) for digest in self._reused.get(test, ()))
 
     def take_events(self, test: str) -> list[dict[str, Any]]:
         """The events of one test, removed from the log (the plugin puts them on the test's report)."""
