@@ -34,9 +34,14 @@ MUTANTS = [
 def hostile_project(project, mutants: str, grace: str = "3") -> pytest.Pytester:
     pytester = project(mutants=mutants)
     pytester.makepyfile(toy_mutants=HOSTILE_MUTANTS)
+    return with_time_limit(pytester, grace, factor="10")
+
+
+def with_time_limit(pytester: pytest.Pytester, grace: str, factor: str) -> pytest.Pytester:
+    """The project's mutants stopped at `factor` x the real test's time + `grace` seconds (its pytest.ini)."""
     ini = pytester.path / "pytest.ini"
     ini.write_text(
-        ini.read_text().rstrip("\n") + f"\nclaims_mutant_time_grace = {grace}\nclaims_mutant_time_factor = 10\n"
+        ini.read_text().rstrip("\n") + f"\nclaims_mutant_time_grace = {grace}\nclaims_mutant_time_factor = {factor}\n"
     )
     return pytester
 
@@ -161,8 +166,7 @@ def test_a_mutant_gets_time_to_recompute_what_its_test_read_ready_made(project, 
     milliseconds, but its mutant must recompute that result under the mutant's key. With factor 1 and 1.5 s of grace
     a limit from the test's own time alone (1.5 s) stops the mutant; counting the result's 3 s it is killed."""
     pytester = project(mutants='["off-by-one"]', refuted_mutants="[]", triangle_tests=SHARED_RESULT_TESTS)
-    ini = pytester.path / "pytest.ini"
-    ini.write_text(ini.read_text().rstrip("\n") + "\nclaims_mutant_time_grace = 1.5\nclaims_mutant_time_factor = 1\n")
+    with_time_limit(pytester, grace="1.5", factor="1")
     store = ["--claims-no-store"] if source == "memory" else []
     if source == "store":  # fill the store first: the mutants run reads every real result from it
         assert pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", timeout=120).ret == 0

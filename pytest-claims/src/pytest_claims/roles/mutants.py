@@ -406,11 +406,12 @@ class MutantRunner:
         # A test's cost counts what it read ready-made (a result another test computed, or a stored entry): under
         # the mutant that result is keyed apart and recomputed, so the limit must allow for it.
         cost = {test: seconds + store.reused_seconds(test) for test, seconds in durations.items()}
-        real = durations.get(item.target.nodeid)
-        reused = store.reused_seconds(item.target.nodeid) if real is not None else 0.0
         known = [seconds for test, seconds in cost.items() if test in self.state.collection.statement_of]
         limit, derived = mutant_process.time_limit(
-            options.settings_of(item.config), real, max(known, default=0.0), reused
+            options.settings_of(item.config),
+            durations.get(item.target.nodeid),
+            max(known, default=0.0),
+            store.reused_seconds(item.target.nodeid),
         )
         result = mutant_process.run_forked(
             item.mutant, lambda: self.try_mutant(item.target, item.mutant, nextitem), limit, derived
