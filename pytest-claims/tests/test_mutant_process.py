@@ -175,3 +175,63 @@ def test_a_mutant_gets_time_to_recompute_what_its_test_read_ready_made(project, 
     )
     ends = _ends(claim(verdicts(pytester), "T1"))
     assert ends["off-by-one"][0] in ("refuted", "guard"), (ends, result.stdout.str()[-2000:])
+
+
+SLOW_FORMULA_TESTS = """
+import time
+
+import pytest
+
+import toy_kernel
+from pytest_claims import statement_holds
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="formula")
+def test_formula():
+    time.sleep(3)  # the statement's own computation: its mutant takes as long
+    wrong = [n for n in range(50) if toy_kernel.triangle(n) != sum(range(n + 1))]
+    statement_holds(not wrong, f"triangle differs from the sum at {wrong[:5]}")
+
+
+@pytest.mark.smoke
+@pytest.mark.claim("toy/triangle", statement="squares")
+def test_squares():
+    statement_holds(toy_kernel.triangle(3) == 9, "triangle(3) is not 9")
+"""
+
+MUTANTS_ON_THEIR_OWN_WORKER = """
+from xdist.scheduler import LoadScopeScheduling
+
+
+class MutantsApart(LoadScopeScheduling):
+    def _split_scope(self, nodeid):
+        return "mutants" if "@" in nodeid else "real tests"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    return MutantsApart(config, log)  # two scopes, two workers: one runs every real test, the other every mutant
+"""
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("committed", [True, False], ids=["committed-durations", "no-durations"])
+def test_a_worker_that_ran_no_statement_test_takes_the_limit_from_committed_durations(project, committed):
+    """Under -n 2 a scheduler puts every mutant on a worker that ran no statement test, so it knows no real test's
+    time. The formula's test takes 3 s, and so does its mutant. With factor 2 and 1.5 s of grace, the grace alone
+    stops the mutant (`timeout`); the committed .test_durations' 3.5 s for that test gives it 8.5 s, and it is
+    killed."""
+    pytester = project(mutants='["off-by-one"]', refuted_mutants="[]", triangle_tests=SLOW_FORMULA_TESTS)
+    pytester.makeconftest(MUTANTS_ON_THEIR_OWN_WORKER)
+    with_time_limit(pytester, grace="1.5", factor="2")
+    if committed:
+        durations = {"test_triangle.py::test_formula": 3.5, "test_triangle.py::test_squares": 0.01}
+        (pytester.path / ".test_durations").write_text(json.dumps(durations))
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-n", "2", "--claims-no-store", "--claims-mutants", timeout=120
+    )
+    kind, detail = _ends(claim(verdicts(pytester), "T1"))["off-by-one"]
+    if committed:
+        assert kind in ("refuted", "guard"), (kind, detail, result.stdout.str()[-2000:])
+    else:  # the same run without the file: the limit says how it was derived
+        assert kind == "timeout" and "0.0 s (run here or committed" in detail and "= 2 s" in detail, (kind, detail)

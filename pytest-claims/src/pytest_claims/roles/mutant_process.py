@@ -10,7 +10,8 @@ mutmut count a timeout against a multiple of the real test's time in the same wa
 results it read ready-made (computed by an earlier test, or read from the store, at the seconds their computation
 took): the mutant's results are keyed apart and recomputed, so a test that only read a shared result would otherwise
 give its mutant GRACE seconds for all of that result's computation. Where the real test's time is not known in this
-process, the longest statement test time known so far (counted the same way) stands in for it, and the end says so.
+process (an xdist worker that ran other tests), the longest statement test time known there (counted the same way)
+or given in the committed .test_durations for this run's statement tests stands in for it, and the end says so.
 
 The child is a fork of the run: it applies the mutant, runs the statement test, classifies how it ended and sends
 that result (a MutantResult, as JSON) back through a pipe; nothing else of it returns. It runs in a process group
@@ -63,7 +64,11 @@ def time_limit(
         values.append(value)
     factor, grace = values
     if real_seconds is None:
-        base, what = longest_known, f"the longest statement test's {longest_known:.1f} s (this test's time unknown)"
+        base = longest_known
+        what = (
+            f"the longest statement test's {longest_known:.1f} s (run here or committed in .test_durations; "
+            "this test's time unknown here)"
+        )
     elif reused_seconds > 0:
         base = real_seconds + reused_seconds
         what = (

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Literal, cast
 import pytest
 
 from pytest_claims import compat
-from pytest_claims.roles import mutant_process, options
+from pytest_claims.roles import mutant_process, options, progress
 from pytest_claims.outcomes import ERROR, FAILED, HELD, INCONCLUSIVE, REFUTED, SKIPPED
 from pytest_claims.roles.state import DECLARED_TIER, MUTANT_PROPERTY, STATEMENT, Mutants, State
 from pytest_claims.model.verdicts import (
@@ -357,6 +357,16 @@ class MutantRunner:
 
     def __init__(self, state: State) -> None:
         self.state = state
+        self._committed_longest: float | None = None
+
+    def committed_longest(self) -> float:
+        """The longest time the rootdir's committed .test_durations gives any of this run's statement tests (0 where
+        it gives none): the stand-in on a worker that ran none of them, or not the mutant's own test."""
+        if self._committed_longest is None:
+            committed = progress.committed_durations(Path(self.state.config.rootpath))
+            statement_tests = self.state.collection.statement_of
+            self._committed_longest = max((s for test, s in committed.items() if test in statement_tests), default=0.0)
+        return self._committed_longest
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
@@ -407,10 +417,11 @@ class MutantRunner:
         # the mutant that result is keyed apart and recomputed, so the limit must allow for it.
         cost = {test: seconds + store.reused_seconds(test) for test, seconds in durations.items()}
         known = [seconds for test, seconds in cost.items() if test in self.state.collection.statement_of]
+        real = durations.get(item.target.nodeid)
         limit, derived = mutant_process.time_limit(
             options.settings_of(item.config),
-            durations.get(item.target.nodeid),
-            max(known, default=0.0),
+            real,
+            max([*known, self.committed_longest() if real is None else 0.0]),
             store.reused_seconds(item.target.nodeid),
         )
         result = mutant_process.run_forked(
