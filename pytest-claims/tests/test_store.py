@@ -62,7 +62,7 @@ def test_disk_memory_and_events(tmp_path):
 def test_a_test_is_charged_once_for_each_value_it_read_ready_made(tmp_path, monkeypatch):
     """reused_seconds (what a mutant's time limit counts): the computing seconds of each value a test read from
     memory or from the store, once however often it read it; nothing for what it computed itself; a stored entry's
-    own record of its seconds only when that is a finite non-negative number."""
+    own record of its seconds only when that is a number of seconds a computation can take (none past a year)."""
     clock = iter(float(t) for t in range(0, 1000, 5))
     monkeypatch.setattr(result_store.time, "perf_counter", lambda: next(clock))  # every call 5 s later
     first = ResultStore(tmp_path)
@@ -78,7 +78,7 @@ def test_a_test_is_charged_once_for_each_value_it_read_ready_made(tmp_path, monk
     with second.running_test("reads"):
         second.get_or_compute("x", {}, lambda _: 1)
     assert second.reused_seconds("reads") == codec.load(entry)[0]["seconds"] > 0  # the entry's record of it
-    for bad in (-1.0, float("nan"), "soon", True):
+    for bad in (-1.0, float("nan"), "soon", True, 1e308, 10**400):  # the last two: no computation's time
         header, value = codec.load(entry)
         entry.write_bytes(codec.dumps({**header, "seconds": bad}, value))
         third = ResultStore(tmp_path)

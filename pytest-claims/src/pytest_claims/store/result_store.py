@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import math
 import os
 import stat
 import tempfile
@@ -80,6 +79,22 @@ class StoreEvent:
     seconds: float
     resumed_from_step: int | None = None
     note: str = ""
+
+
+MAX_RECORDED_SECONDS = 366 * 24 * 3600.0  # a year: longer is no computation's or test's time (a damaged record)
+
+
+def recorded_seconds(value: Any) -> float | None:
+    """`value` (a number of seconds read from a file: a store entry's, a .test_durations') as a float; None where it
+    is no computation's time (not a number, a bool, negative, NaN, past MAX_RECORDED_SECONDS, or past any float):
+    sums of such times (a mutant's time limit, the time left) then stay finite."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if 0 <= seconds <= MAX_RECORDED_SECONDS else None
 
 
 def _canonical(value: Any) -> Any:
@@ -482,8 +497,9 @@ class ResultStore:
             return None, f"store entry {path} {error}: recomputed"
         except OSError as error:
             return None, f"store entry {path} cannot be read ({error}): recomputed"
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds < math.inf:
-            self._cost[path.stem] = float(seconds)  # the entry's own record of its computation (data: checked)
+        cost = recorded_seconds(seconds)  # the entry's own record of its computation (data: checked)
+        if cost is not None:
+            self._cost[path.stem] = cost
         return value, None
 
     def _touched_by_mutant(self, code: list[Any]) -> bool:
