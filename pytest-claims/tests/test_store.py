@@ -241,6 +241,37 @@ def test_a_corrupt_checkpoint_starts_afresh_and_says_so(tmp_path):
 
 
 @pytest.mark.smoke
+def test_a_resumed_value_is_charged_every_sitting_it_took(tmp_path, monkeypatch):
+    """A computation stopped after its checkpoint and resumed costs a mutant of its code the whole of it (the
+    mutant's key has no checkpoint): its entry records the seconds up to the checkpoint plus the last sitting's, and
+    the test that resumed it is charged the earlier sittings (its own time holds only the last)."""
+    now = [0.0]
+    monkeypatch.setattr(result_store.time, "perf_counter", lambda: now[0])
+
+    def compute(checkpoint, stop=False):
+        state = checkpoint.load() or {"step": 0}
+        for step in range(state["step"] + 1, 11):
+            now[0] += 10.0  # each step takes 10 s: 100 s from scratch
+            checkpoint.save({"step": step})
+            if stop and step == 9:
+                now[0] += 5.0  # lost with the stop: redone after the resume
+                raise KeyboardInterrupt
+        return step
+
+    with pytest.raises(KeyboardInterrupt):
+        _fresh(tmp_path).get_or_compute("x", {}, lambda c: compute(c, stop=True), checkpoint_every=1)
+    store = _fresh(tmp_path)
+    with store.running_test("resumes"):
+        assert store.get_or_compute("x", {}, compute, checkpoint_every=1) == 10
+    assert codec.load(_only_entry(tmp_path))[0]["seconds"] == pytest.approx(100.0)
+    assert store.reused_seconds("resumes") == pytest.approx(90.0)
+    later = _fresh(tmp_path)
+    with later.running_test("reads"):
+        later.get_or_compute("x", {}, compute)
+    assert later.reused_seconds("reads") == pytest.approx(100.0)
+
+
+@pytest.mark.smoke
 def test_a_read_only_store_reads_what_it_has_and_computes_the_rest_unstored(tmp_path, monkeypatch):
     root = tmp_path / "store"
     _fresh(root).get_or_compute("kept", {}, lambda _: 1)
