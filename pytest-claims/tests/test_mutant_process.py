@@ -85,6 +85,7 @@ def test_a_bad_time_limit_key_stops_the_run_in_one_line(project):
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "claims_mutant_time_grace must be a non-negative number" in result.stderr.str()
+    assert not (pytester.path / "out" / "runs").exists(), "the real tests ran first"  # stopped before: no saved run
 
 
 @pytest.mark.parametrize("factor, grace", [("1e308", "30"), ("1e307", "1.7e308")])
