@@ -6,14 +6,17 @@ ends with its reports and a failing exit status; a run cut off by SIGTERM among 
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from pytest_claims.roles.mutant_process import time_limit
 from toy_project import claim, verdicts
 
 HOSTILE_MUTANTS = """
@@ -82,6 +85,17 @@ def test_a_bad_time_limit_key_stops_the_run_in_one_line(project):
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "claims_mutant_time_grace must be a non-negative number" in result.stderr.str()
+    assert not (pytester.path / "out" / "runs").exists(), "the real tests ran first"  # stopped before: no saved run
+
+
+@pytest.mark.parametrize("factor, grace", [("1e308", "30"), ("1e307", "1.7e308")])
+def test_a_time_limit_past_any_number_of_seconds_is_one_usage_line(factor, grace):
+    """Keys that each pass the check but together give no finite limit (a mutant that hangs would never be stopped)
+    are one line naming both, as a bad key is; the same keys with a 0 s test give a finite limit."""
+    settings = SimpleNamespace(mutant_time_factor=factor, mutant_time_grace=grace)
+    with pytest.raises(pytest.UsageError, match="claims_mutant_time_factor .* claims_mutant_time_grace"):
+        time_limit(settings, 10.0, 0.0)
+    assert time_limit(settings, 0.0, 0.0)[0] < math.inf
 
 
 def _run_until(pytester: pytest.Pytester, marker: str, *args: str) -> subprocess.Popen:

@@ -45,6 +45,20 @@ def test_the_committed_timings_are_read_as_data(tmp_path):
     assert committed_durations(tmp_path) == {}  # a link is not followed out of the rootdir
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{"t::b": 1' + "0" * 400 + "}", '{"t::b": 1e308}', '{"t::b": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+    ids=["an-int-past-any-float", "a-time-past-any-test", "nested-past-the-recursion-limit"],
+)
+def test_a_damaged_timing_loses_only_itself(tmp_path, text):
+    """Timings from elsewhere are data: one no float holds, one no test takes (its sums would overflow the estimate
+    and the mutants' time limits to inf), or nesting past the decoder's recursion limit, reads as no timing; never
+    an OverflowError or RecursionError that ends the run with an INTERNALERROR traceback."""
+    (tmp_path / ".test_durations").write_text(text.replace("{", '{"t::a": 2.5, ', 1))
+    assert committed_durations(tmp_path) in ({"t::a": 2.5}, {})
+    assert "t::b" not in committed_durations(tmp_path)
+
+
 def test_a_line_names_the_basis_of_its_estimate(pytester):
     pytester.makefile(".ini", pytest="[pytest]\n")
     config = pytester.parseconfig()

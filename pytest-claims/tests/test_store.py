@@ -62,7 +62,7 @@ def test_disk_memory_and_events(tmp_path):
 def test_a_test_is_charged_once_for_each_value_it_read_ready_made(tmp_path, monkeypatch):
     """reused_seconds (what a mutant's time limit counts): the computing seconds of each value a test read from
     memory or from the store, once however often it read it; nothing for what it computed itself; a stored entry's
-    own record of its seconds only when that is a finite non-negative number."""
+    own record of its seconds only when that is a number of seconds a computation can take (none past a year)."""
     clock = iter(float(t) for t in range(0, 1000, 5))
     monkeypatch.setattr(result_store.time, "perf_counter", lambda: next(clock))  # every call 5 s later
     first = ResultStore(tmp_path)
@@ -78,7 +78,7 @@ def test_a_test_is_charged_once_for_each_value_it_read_ready_made(tmp_path, monk
     with second.running_test("reads"):
         second.get_or_compute("x", {}, lambda _: 1)
     assert second.reused_seconds("reads") == codec.load(entry)[0]["seconds"] > 0  # the entry's record of it
-    for bad in (-1.0, float("nan"), "soon", True):
+    for bad in (-1.0, float("nan"), "soon", True, 1e308, 10**400):  # the last two: no computation's time
         header, value = codec.load(entry)
         entry.write_bytes(codec.dumps({**header, "seconds": bad}, value))
         third = ResultStore(tmp_path)
@@ -238,6 +238,37 @@ def test_a_corrupt_checkpoint_starts_afresh_and_says_so(tmp_path):
     assert store.get_or_compute("sum", {}, compute) == 55
     (event,) = _events(store)
     assert event["status"] == COMPUTED and "checkpoint" in event["note"] and "started afresh" in event["note"], event
+
+
+@pytest.mark.smoke
+def test_a_resumed_value_is_charged_every_sitting_it_took(tmp_path, monkeypatch):
+    """A computation stopped after its checkpoint and resumed costs a mutant of its code the whole of it (the
+    mutant's key has no checkpoint): its entry records the seconds up to the checkpoint plus the last sitting's, and
+    the test that resumed it is charged the earlier sittings (its own time holds only the last)."""
+    now = [0.0]
+    monkeypatch.setattr(result_store.time, "perf_counter", lambda: now[0])
+
+    def compute(checkpoint, stop=False):
+        state = checkpoint.load() or {"step": 0}
+        for step in range(state["step"] + 1, 11):
+            now[0] += 10.0  # each step takes 10 s: 100 s from scratch
+            checkpoint.save({"step": step})
+            if stop and step == 9:
+                now[0] += 5.0  # lost with the stop: redone after the resume
+                raise KeyboardInterrupt
+        return step
+
+    with pytest.raises(KeyboardInterrupt):
+        _fresh(tmp_path).get_or_compute("x", {}, lambda c: compute(c, stop=True), checkpoint_every=1)
+    store = _fresh(tmp_path)
+    with store.running_test("resumes"):
+        assert store.get_or_compute("x", {}, compute, checkpoint_every=1) == 10
+    assert codec.load(_only_entry(tmp_path))[0]["seconds"] == pytest.approx(100.0)
+    assert store.reused_seconds("resumes") == pytest.approx(90.0)
+    later = _fresh(tmp_path)
+    with later.running_test("reads"):
+        later.get_or_compute("x", {}, compute)
+    assert later.reused_seconds("reads") == pytest.approx(100.0)
 
 
 @pytest.mark.smoke

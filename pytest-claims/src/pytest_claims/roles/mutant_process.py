@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -78,6 +79,11 @@ def time_limit(
     else:
         base, what = real_seconds, f"the real test's {real_seconds:.1f} s"
     limit = factor * base + grace
+    if not limit < math.inf:  # a limit never reached is none (and select() takes no inf or NaN): one line, no hang
+        raise pytest.UsageError(
+            f"ini {FACTOR_INI} ({factor:g}) x {base:g} s + {GRACE_INI} ({grace:g} s) is past any number of seconds: "
+            "lower them"
+        )
     return limit, f"{factor:g} x {what} + {grace:g} s = {limit:.0f} s (ini {FACTOR_INI}, {GRACE_INI})"
 
 

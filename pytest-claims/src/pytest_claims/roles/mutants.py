@@ -358,6 +358,8 @@ class MutantRunner:
     def __init__(self, state: State) -> None:
         self.state = state
         self._committed_longest: float | None = None
+        # Bad time-limit keys: one line now (registered at configure), not after every real test has run
+        mutant_process.time_limit(options.settings_of(state.config), 0.0, 0.0)
 
     def committed_longest(self) -> float:
         """The longest time the rootdir's committed .test_durations gives any of this run's statement tests (0 where

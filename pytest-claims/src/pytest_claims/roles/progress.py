@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from pytest_claims.store.result_store import recorded_seconds
+
 INI = "claims_progress_seconds"
 DEFAULT_SECONDS = 60.0
 DURATIONS = ".test_durations"
@@ -45,15 +47,12 @@ def committed_durations(root: Path) -> dict[str, float]:
         if not stat.S_ISREG(os.lstat(path).st_mode) or os.lstat(path).st_size > MAX_DURATIONS_BYTES:
             return {}
         loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nesting past the decoder's limit
         return {}
     if not isinstance(loaded, dict):
         return {}
-    return {
-        str(k): float(v)
-        for k, v in loaded.items()
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < math.inf
-    }
+    timed = {str(k): recorded_seconds(v) for k, v in loaded.items()}
+    return {test: seconds for test, seconds in timed.items() if seconds is not None}
 
 
 def seconds_left(expected: dict[str, float], done: set[str], elapsed: float) -> float | None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import math
 import os
 import stat
 import tempfile
@@ -82,6 +81,22 @@ class StoreEvent:
     note: str = ""
 
 
+MAX_RECORDED_SECONDS = 366 * 24 * 3600.0  # a year: longer is no computation's or test's time (a damaged record)
+
+
+def recorded_seconds(value: Any) -> float | None:
+    """`value` (a number of seconds read from a file: a store entry's, a .test_durations') as a float; None where it
+    is no computation's time (not a number, a bool, negative, NaN, past MAX_RECORDED_SECONDS, or past any float):
+    sums of such times (a mutant's time limit, the time left) then stay finite."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if 0 <= seconds <= MAX_RECORDED_SECONDS else None
+
+
 def _canonical(value: Any) -> Any:
     """A JSON-able, order-independent form of a key (tuples as lists, dataclasses as dicts)."""
     if hasattr(value, "__dataclass_fields__"):
@@ -123,6 +138,10 @@ class Checkpoint:
         self.limit = limit
         self.resumed_from_step: int | None = None
         self.note = ""  # why a saved state was not used, or why saving stopped
+        # The computing seconds of the sittings before this one, up to the saved state (a checkpoint records them):
+        # the value's whole cost, which its entry records and a mutant recomputing it from scratch needs.
+        self.earlier_seconds = 0.0
+        self._started = time.perf_counter()
 
     def due(self, step: int) -> bool:
         """True every `every` steps (only where the store can keep a checkpoint)."""
@@ -134,6 +153,7 @@ class Checkpoint:
             return None
         try:
             header, state = codec.load(self.path, self.limit)
+            seconds = header.pop("seconds", None) if isinstance(header, dict) else None
             if header != self.header:
                 raise codec.EntryInvalid("is the checkpoint of another key")
         except FileNotFoundError:
@@ -146,6 +166,7 @@ class Checkpoint:
             return None
         step = state.get("step") if isinstance(state, dict) else None
         self.resumed_from_step = int(step) if step is not None else -1
+        self.earlier_seconds = recorded_seconds(seconds) or 0.0
         return state
 
     def save(self, state: Any) -> None:
@@ -153,7 +174,8 @@ class Checkpoint:
         note: the computation goes on."""
         if self.path is None:
             return
-        data = codec.dumps(self.header, state)
+        spent = self.earlier_seconds + time.perf_counter() - self._started
+        data = codec.dumps({**self.header, "seconds": round(spent, 3)}, state)
         try:
             if len(data) > self.limit:
                 raise OSError(f"{len(data)} bytes, above the store's ceiling of {self.limit}")
@@ -239,6 +261,7 @@ class ResultStore:
         # counts their seconds (reused_seconds), each value once however often the test read it.
         self._cost: dict[str, float] = {}
         self._reused: dict[str, set[str]] = {}
+        self._earlier: dict[str, float] = {}  # per test, the earlier sittings of the values it resumed
         self._events: list[tuple[str, StoreEvent]] = []
         self._test = ""  # the test whose results are being asked for: set by running_test only
 
@@ -377,7 +400,8 @@ class ResultStore:
                 return self._keep(name, digest, value, FROM_STORE, started, note=waited)
             checkpoint = Checkpoint(state, every, header, limit=self.max_entry_bytes)
             value = compute(checkpoint)
-            not_kept = self._write(result, {**header, "seconds": round(time.perf_counter() - started, 3)}, value)
+            seconds = checkpoint.earlier_seconds + time.perf_counter() - started
+            not_kept = self._write(result, {**header, "seconds": round(seconds, 3)}, value)
             if not not_kept:
                 try:
                     state.unlink(missing_ok=True)
@@ -388,7 +412,11 @@ class ResultStore:
         resumed = checkpoint.resumed_from_step
         status = NOT_STORED if not_kept else RECOMPUTED if again else RESUMED if resumed is not None else COMPUTED
         note = "; ".join(n for n in (again, waited, checkpoint.note, not_kept) if n)
-        return self._keep(name, digest, value, status, started, resumed, note)
+        if checkpoint.earlier_seconds:  # resumed: the test's own time holds only this sitting
+            self._earlier[self._test] = self._earlier.get(self._test, 0.0) + checkpoint.earlier_seconds
+        value = self._keep(name, digest, value, status, started, resumed, note)
+        self._cost[digest] += checkpoint.earlier_seconds
+        return value
 
     def _keep(
         self, name: str, digest: str, value: T, status: str, started: float, resumed: int | None = None, note: str = ""
@@ -482,8 +510,9 @@ class ResultStore:
             return None, f"store entry {path} {error}: recomputed"
         except OSError as error:
             return None, f"store entry {path} cannot be read ({error}): recomputed"
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds < math.inf:
-            self._cost[path.stem] = float(seconds)  # the entry's own record of its computation (data: checked)
+        cost = recorded_seconds(seconds)  # the entry's own record of its computation (data: checked)
+        if cost is not None:
+            self._cost[path.stem] = cost
         return value, None
 
     def _touched_by_mutant(self, code: list[Any]) -> bool:
@@ -504,8 +533,10 @@ class ResultStore:
 
     def reused_seconds(self, test: str) -> float:
         """Seconds of computation that `test` read ready-made (from memory, or from the store as its entries
-        record) rather than computed: what a mutant of it may have to recompute, keyed apart under the mutant."""
-        return sum(self._cost.get(digest, 0.0) for digest in self._reused.get(test, ()))
+        record), or in the earlier sittings of a value it resumed from a checkpoint, rather than computed: what a
+        mutant of it may have to recompute, keyed apart under the mutant."""
+        reused = sum(self._cost.get(digest, 0.0) for digest in self._reused.get(test, ()))
+        return reused + self._earlier.get(test, 0.0)
 
     def take_events(self, test: str) -> list[dict[str, Any]]:
         """The events of one test, removed from the log (the plugin puts them on the test's report)."""
