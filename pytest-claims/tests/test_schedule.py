@@ -95,3 +95,38 @@ def test_a_unit_that_cannot_be_split_says_so_in_the_run_and_the_schedule(project
         )
         merge_main([str(pytester.path / d / "verdicts.json") for d in ("out", "out2")] + ["-o", "merged"])
         assert verdicts(pytester, "merged")["timings"]["indivisible"] == found
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('{"a": 1' + "0" * 400 + "}", "'a' is 1000"),  # an int no float holds
+        ('{"a": 2, "b": NaN}', "'b' is nan"),
+        ('{"a": Infinity}', "'a' is inf"),
+        ('{"a": -5}', "'a' is -5"),
+        ('{"a": true}', "'a' is True"),
+    ],
+)
+def test_a_duration_that_is_no_number_of_seconds_is_refused_in_one_line(tmp_path, capsys, text, needle):
+    (tmp_path / "durations").write_text(text)
+    assert main([str(tmp_path / "durations")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err and "not a finite number of seconds" in err
+
+
+def test_write_durations_never_replaces_the_run_read_nor_what_is_not_a_durations_file(tmp_path, capsys):
+    run = tmp_path / "verdicts.json"
+    run.write_text(json.dumps({"claims": [], "timings": {"tests": {"t.py::a": 2.0}}}))
+    kept = run.read_bytes()
+    assert main([str(run), "--write-durations", str(run)]) == 2
+    assert "is the run read" in capsys.readouterr().err and run.read_bytes() == kept
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "folder").mkdir()
+    for other in ("list.json", "folder", "list.json/durations"):  # the last: no folder can hold it
+        assert main([str(run), "--write-durations", str(tmp_path / other)]) == 2, other
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and other in err
+    assert (tmp_path / "list.json").read_text() == "[1, 2]" and not list((tmp_path / "folder").iterdir())
+    (tmp_path / "old").write_text(json.dumps({"t.py::b": 5.0}))
+    assert main([str(run), "--write-durations", str(tmp_path / "old"), "-n", "1"]) == 0
+    assert json.loads((tmp_path / "old").read_text()) == {"t.py::a": 2.0, "t.py::b": 5.0}

@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_claims.store import bounded
+from pytest_claims.store.atomic import atomic_write
 from pytest_claims.model.verdicts_json import MAX_VERDICTS_BYTES
 
 
@@ -50,7 +53,38 @@ def durations_of(path: Path) -> dict[str, float]:
         data = found
     if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
         raise ScheduleError(f"{path}: neither a verdicts.json nor a {{test: seconds}} durations file")
+    for test, seconds in data.items():
+        if isinstance(seconds, bool) or not _seconds(seconds):
+            raise ScheduleError(
+                f"{path}: the duration of {test!r} is {seconds!r:.40}, not a finite number of seconds >= 0"
+            )
     return {str(k): float(v) for k, v in data.items()}
+
+
+def _seconds(value: int | float) -> bool:
+    """Whether a duration is a number of seconds (NaN, infinities, negatives and ints beyond a float are not)."""
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:  # an int of 400 digits
+        return False
+
+
+def write_durations(path: Path, durations: dict[str, float], run: Path) -> int:
+    """`durations` merged into the pytest-split file `path` (its entries kept, ours replacing theirs), written
+    atomically; the number of entries written. ScheduleError for a `path` that is the run read, or not a durations
+    file, or that cannot be written: it is never replaced by anything but a durations file."""
+    try:
+        if os.path.samefile(path, run):
+            raise ScheduleError(f"--write-durations {path} is the run read ({run}): not overwritten")
+    except OSError:  # no such file yet
+        pass
+    kept = durations_of(path) if os.path.lexists(path) else {}
+    kept.update(durations)
+    try:
+        atomic_write(path, (json.dumps(dict(sorted(kept.items())), indent=1) + "\n").encode("utf-8"), sync=False)
+    except OSError as error:
+        raise ScheduleError(f"cannot write {path} ({error.strerror or error})") from None
+    return len(kept)
 
 
 def indivisible_of(path: Path) -> dict[str, str]:
@@ -101,19 +135,17 @@ def main(argv: list[str] | None = None) -> int:
         help="also write the durations as a pytest-split file (merged into PATH's entries if it exists)",
     )
     args = parser.parse_args(argv)
-    try:
-        durations = durations_of(args.run)
-    except ScheduleError as error:
-        print(f"schedule: {error}", file=sys.stderr)
-        return 2
     if any(n < 1 for n in args.n + args.splits):
         print("schedule: worker and group counts must be positive", file=sys.stderr)
         return 2
-    if args.write_durations:
-        kept = durations_of(args.write_durations) if args.write_durations.is_file() else {}
-        kept.update(durations)
-        args.write_durations.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {len(kept)} durations to {args.write_durations} ({len(durations)} from {args.run})")
+    try:
+        durations = durations_of(args.run)
+        if args.write_durations:
+            written = write_durations(args.write_durations, durations, args.run)
+            print(f"wrote {written} durations to {args.write_durations} ({len(durations)} from {args.run})")
+    except ScheduleError as error:
+        print(f"schedule: {error}", file=sys.stderr)
+        return 2
     total = sum(durations.values())
     indivisible = indivisible_of(args.run)
     print(f"{len(durations)} tests, {total:.0f} s of test time; the longest:")
