@@ -701,3 +701,36 @@ def test_a_run_cut_off_while_xdist_workers_collect_replaces_nothing(project, mon
     text = result.stdout.str()
     assert _report_files(pytester) == before, text[-3000:]
     assert "before collection ended" in text and "not selected" not in text, text[-3000:]
+
+
+def _claim_table_input(tmp_path, **fields) -> str:
+    path = tmp_path / "verdicts.json"
+    path.write_text(json.dumps({"claims": [{"id": "c/1", "key": "K1", "verdict": "verified", **fields}]}))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "fields, needle",
+    [
+        ({"key_numbers": ["x"]}, "wrong type"),
+        ({"key_numbers": [{"label": "L", "values": [{"run": "r"}]}]}, "lacks 'value'"),
+        ({"statements": [1]}, "wrong type"),
+        ({"statements": [{"evidence": [1, 2]}]}, "wrong type"),
+        ({"power": "all"}, "wrong type"),
+        ({"power": {"of": 3}}, "lacks 'killed'"),
+        ({"key_numbers": [{"label": "L", "values": [{"value": "DEEP"}]}]}, "nested too deeply"),
+    ],
+)
+def test_export_of_a_claim_whose_table_fields_are_malformed_is_one_line_naming_the_file(
+    tmp_path, capsys, fields, needle
+):
+    from pytest_claims.cli import command
+
+    path = _claim_table_input(tmp_path, **fields)
+    Path(path).write_text(
+        Path(path).read_text().replace('"DEEP"', "[" * 900 + "]" * 900)
+    )  # JSON reads it, not the table
+    for fmt in ("csv", "markdown", "latex"):
+        assert command.main(["export", "--format", fmt, path]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and path in err and needle in err, err

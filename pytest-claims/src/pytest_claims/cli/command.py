@@ -49,6 +49,19 @@ def _claims_checked(payload: dict, path: str) -> None:
                 raise PayloadError(f"{path}: claims[{index}].{field} is not a list")
 
 
+def _table(payload: dict, fmt: str, path: str) -> str:
+    """The table in `fmt`; PayloadError naming `path` where a field it reads beyond _claims_checked's (a key number,
+    a statement's evidence, the mutants' power) has the wrong type or is nested deeper than it is read."""
+    try:
+        return export.render(payload, fmt)
+    except RecursionError:
+        raise PayloadError(f"{path}: a value the claim table shows is nested too deeply") from None
+    except KeyError as error:
+        raise PayloadError(f"{path}: a field the claim table reads lacks {error}") from None
+    except (TypeError, AttributeError) as error:
+        raise PayloadError(f"{path}: a field the claim table reads has the wrong type ({error})") from None
+
+
 def _same_file(output: str, source: str) -> bool:
     """Whether writing `output` would replace `source` (the same file, by any path or link to it)."""
     try:
@@ -62,8 +75,8 @@ def _export(args: argparse.Namespace) -> int:
         (fmt,) = export.parse_formats(args.format)
         payload = read_any(args.verdicts)
         _claims_checked(payload, args.verdicts)
-        text = export.render(payload, fmt)
-    except (ValueError, PayloadError, KeyError, TypeError) as error:
+        text = _table(payload, fmt, args.verdicts)
+    except (ValueError, PayloadError) as error:
         sys.stderr.write(f"pytest-claims export: {error}\n")
         return 2
     if args.output:
