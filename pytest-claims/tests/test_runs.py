@@ -353,7 +353,9 @@ def test_a_mutants_run_is_compared_only_with_a_mutants_run(pytester, capsys):
     assert verdicts(pytester)["changes"]["previous"] == plain["runs"][0]["date"]
 
 
-@pytest.mark.parametrize("bad", ["missing number", "not json", "no claims", "three runs", "one saved run"])
+@pytest.mark.parametrize(
+    "bad", ["missing number", "not json", "no claims", "three runs", "one saved run", "5000 digits", "name too long"]
+)
 def test_compare_refuses_bad_input_with_status_2(tmp_path, capsys, bad):
     save_run(tmp_path, {"seed": 1, "claims": []})
     (tmp_path / "junk.json").write_text("{" if bad == "not json" else '{"claims": 3}')
@@ -363,9 +365,25 @@ def test_compare_refuses_bad_input_with_status_2(tmp_path, capsys, bad):
         "no claims": [str(tmp_path / "junk.json"), "1"],
         "three runs": ["1", "1", "1"],
         "one saved run": [],
+        "5000 digits": ["1" * 5000, "1"],  # beyond int()'s 4,300 digits
+        "name too long": ["a" * 300, "1"],  # ENAMETOOLONG from Path.is_dir
     }[bad]
     code, text = _compare(capsys, *args, "--report-dir", str(tmp_path))
-    assert code == 2 and text.startswith("pytest-claims-compare: "), text
+    assert code == 2 and text.startswith("pytest-claims-compare: ") and text.count("\n") == 1, text
+
+
+def test_a_key_number_no_float_holds_is_not_compared_and_stops_nothing(tmp_path, capsys):
+    def run(big: str) -> str:
+        claim = {"id": "c", "key": "K", "verdict": "verified"}
+        values = [{"label": "small", "values": [{"value": 1.0}]}, {"label": "big", "values": [{"value": "BIG"}]}]
+        path = tmp_path / f"{len(big)}.json"
+        path.write_text(json.dumps({"claims": [{**claim, "key_numbers": values}]}).replace('"BIG"', big))
+        if big == "2":
+            path.write_text(path.read_text().replace('"value": 1.0', '"value": 1.5'))
+        return str(path)
+
+    code, text = _compare(capsys, run("2"), run("1" + "0" * 400))  # json reads 10**400 as an int
+    assert code == 0 and "K  small: 1.5 -> 1 (x0.6667)" in text and "big" not in text, text
 
 
 def _with_rate(payload: dict, seed: int, rate: float) -> dict:

@@ -41,6 +41,8 @@ EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_SELECTION_DIFFERS, EXIT_NUMBERS_MOVED = 1, 2,
 def resolve(argument: str, report_dir: Path) -> Path:
     """A run number (of the saved runs under report_dir) or a path (a verdicts.json, or a directory with one)."""
     if re.fullmatch(r"[0-9]+", argument):  # ASCII digits only: str.isdigit() admits "²" and "١"
+        if len(argument.lstrip("0")) > 9:  # int() refuses 4,300 digits, and no saved run has over 9 (history._NAME)
+            raise CompareError(f"{argument[:20]}...: no saved run number has more than 9 digits")
         number = int(argument)
         for found, directory in saved_runs(report_dir):
             if found == number:
@@ -48,9 +50,13 @@ def resolve(argument: str, report_dir: Path) -> Path:
         numbers = ", ".join(str(n) for n, _ in saved_runs(report_dir)) or "none"
         raise CompareError(f"no saved run number {number} under {Path(report_dir) / RUNS_DIR} (saved: {numbers})")
     path = Path(argument)
-    if path.is_dir():
-        path = path / "verdicts.json"
-    if not path.is_file():
+    try:
+        if path.is_dir():
+            path = path / "verdicts.json"
+        found = path.is_file()
+    except OSError as error:  # a name too long, a folder not searchable: Python 3.11 raises these
+        raise CompareError(f"{argument[:200]}: cannot be read ({error.strerror or error})") from None
+    if not found:
         raise CompareError(f"{argument}: no such run (neither a saved run number nor a verdicts.json)")
     return path
 
@@ -73,10 +79,19 @@ def _numbers(record: dict[str, Any]) -> dict[tuple[str, str], float]:
             found = value.get("value")
             fields = found.items() if isinstance(found, dict) else [("", found)]
             for field, number in fields:
-                if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number):
+                if isinstance(number, (int, float)) and not isinstance(number, bool) and _finite(number):
                     label = entry["label"] + (f".{field}" if field else "")
                     out[label, str(value.get("run", ""))] = float(number)
     return out
+
+
+def _finite(number: int | float) -> bool:
+    """Whether a key number is a finite float: an int beyond a float's range (10**400), like an infinity, is not
+    compared."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
 
 
 def relative_change(old: float, new: float) -> float:
