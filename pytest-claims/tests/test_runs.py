@@ -301,6 +301,13 @@ def test_a_saved_run_is_never_overwritten(tmp_path):
     assert json.loads(first.read_text())["n"] == 1 and json.loads(second.read_text())["n"] == 2
 
 
+def test_no_run_is_saved_under_a_number_saved_runs_cannot_read(tmp_path):
+    (tmp_path / "runs" / "999999999_named_by_hand").mkdir(parents=True)
+    with pytest.raises(OSError, match="numbered 999999999"):  # not 1000000000_..., which no later run would find
+        save_run(tmp_path, {"seed": 1, "claims": []})
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["999999999_named_by_hand"]
+
+
 def _compare(capsys, *args: str) -> tuple[int, str]:
     code = compare_main(list(args))
     out = capsys.readouterr()

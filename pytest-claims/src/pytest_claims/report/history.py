@@ -7,7 +7,8 @@ directory is made with one mkdir (which fails rather than reuse a name another r
 the file is written to a temporary name and renamed, so a saved run is never overwritten nor read half-written (a
 write that fails removes both, leaving nothing behind). Only `runs/` itself and real directories in it are used: a
 `runs/` or an entry that is a symbolic link is passed over, never followed out of the report directory; a name
-whose number has more than 9 digits is not a saved run. A saved run that fails the check a previous run gets is
+whose number has more than 9 digits is not a saved run, so none is saved past 999999999 (OSError: the run says it
+was not saved rather than save it where no later run looks). A saved run that fails the check a previous run gets is
 skipped with one line (the run before it is the previous one), never stopping a run.
 """
 
@@ -32,6 +33,7 @@ RUNS_DIR = "runs"
 SAVE_INI = "claims_save_runs"
 VERDICTS = "verdicts.json"
 _NAME = re.compile(r"^([0-9]{4,9})_")  # at most 9 digits: a junk name of 250 digits is no saved run
+LARGEST = 10**9 - 1  # the largest number _NAME reads
 CANDIDATES = 20  # saved runs examined for the previous run of the same selection, newest first
 
 
@@ -77,6 +79,8 @@ def save_run(report_dir: Path, payload: dict[str, Any]) -> Path:
     taken = [int(m.group(1)) for e in root.iterdir() if (m := _NAME.match(e.name))]
     number = max(taken, default=0) + 1
     while True:
+        if number > LARGEST:  # a 10-digit name would be saved where saved_runs never looks (_NAME)
+            raise OSError(f"{root} holds a run numbered {LARGEST} (the largest a saved run takes): not saved")
         directory = root / f"{number:04d}_{stamp}_seed{label}"
         try:
             directory.mkdir()
