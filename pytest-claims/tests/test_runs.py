@@ -291,6 +291,18 @@ def test_a_damaged_last_saved_run_is_passed_over_for_the_previous_one(pytester):
     assert verdicts(pytester)["changes"]["previous"] == json.loads(first.read_text())["runs"][0]["date"]
 
 
+def test_a_saved_run_whose_seed_is_nan_is_passed_over_and_this_runs_file_stays_json(pytester):
+    """Its seed went into this run's changes.conditions, and json.dumps wrote it as NaN: not JSON (RFC 8259)."""
+    seeded_project(pytester)
+    assert pytester.runpytest_inprocess("-p", "no:randomly").ret == 0
+    ((_, directory),) = saved_runs(pytester.path / "out")
+    saved = directory / "verdicts.json"
+    saved.write_text(saved.read_text().replace('"seed": ', '"seed": NaN, "was_seed": ', 1))
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    assert result.ret == 0 and "verdicts.json: field seed must be" in result.stderr.str()
+    assert "NaN" not in (pytester.path / "out" / "verdicts.json").read_text()
+
+
 def test_a_saved_run_is_never_overwritten(tmp_path):
     first = save_run(tmp_path, {"seed": 1, "claims": [], "n": 1})
     (tmp_path / "runs" / "0002_taken_by_another_run").mkdir()  # a run that took the next number meanwhile

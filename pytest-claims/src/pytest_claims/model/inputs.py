@@ -241,7 +241,16 @@ RUN_FILE = record(
         "report_id": STR,
     },
 )
+
+
 # --previous-verdicts reads only what `verdicts.changes` compares (a file of an older schema is fine).
+def _one_seed(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+# A run's master seed, or a replication set's seeds. A previous run's is copied into this run's `changes.conditions`:
+# a NaN or an infinity there would make this run's verdicts.json not JSON (json.dumps writes them as NaN, Infinity).
+SEED = _kind("an integer or a list of them", lambda v: _one_seed(v) or isinstance(v, list) and all(map(_one_seed, v)))
 PREVIOUS_FILE = record(
     {
         "claims": list_of(
@@ -250,7 +259,7 @@ PREVIOUS_FILE = record(
             )
         )
     },
-    {"runs": list_of(record({}, {"date": STR}))},
+    {"runs": list_of(record({}, {"date": STR})), "seed": optional(SEED), "tier": optional(STR)},
 )
 
 
