@@ -391,6 +391,21 @@ def test_compare_refuses_bad_input_with_status_2(tmp_path, capsys, bad):
     assert code == 2 and text.startswith("pytest-claims-compare: ") and text.count("\n") == 1, text
 
 
+def test_compare_shows_the_control_characters_a_file_holds_escaped(tmp_path, capsys):
+    """A key of ESC sequences and a newline cleared the terminal, retitled it and forged a line of the comparison."""
+    key = "K\x1b[2J\x1b]0;title\x07\nP9  p/forged: broken -> verified\x9b"
+    files = []
+    for verdict in ("verified", "broken"):
+        files.append(tmp_path / f"{verdict}.json")
+        files[-1].write_text(json.dumps({"claims": [{"id": "c", "key": key, "verdict": verdict}]}))
+    code, text = _compare(capsys, *map(str, files))
+    assert (
+        code == 1
+        and "  K\\x1b[2J\\x1b]0;title\\x07\\x0aP9  p/forged: broken -> verified\\x9b  c: verified -> broken" in text
+    )
+    assert not any(ch in text.replace("\n", "") for ch in "\x1b\x07\x9b"), text
+
+
 def test_a_key_number_no_float_holds_is_not_compared_and_stops_nothing(tmp_path, capsys):
     def run(big: str) -> str:
         claim = {"id": "c", "key": "K", "verdict": "verified"}
