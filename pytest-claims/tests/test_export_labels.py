@@ -77,3 +77,18 @@ def test_the_pooled_counts_of_a_rate_are_a_key_number_labelled_pooled():
         "heads: heads rate counts = seed 1: successes = 277, trials = 400, rate = 0.6925; "
         "seed 2: successes = 279, trials = 400, rate = 0.6975; pooled: successes = 556, trials = 800, rate = 0.695"
     )
+
+
+def test_latex_cells_and_caption_hold_no_line_breaks_or_control_bytes():
+    """A blank line ends a paragraph, which LaTeX stops on inside a table row or a caption: a suite name or a
+    claim id from a verdicts.json holding newlines, a carriage return or ESC comes out on one line, as spaces."""
+    payload = {
+        "suite": "My\n\nsuite\r",
+        "seed": 7,
+        "claims": [{"id": "c/1\n\nx", "key": "K\x1b1", "verdict": "verified", "expected": "verified"}],
+    }
+    latex = export.as_latex(payload)
+    caption = next(line for line in latex.splitlines() if line.startswith(r"\caption{"))
+    rows = [line for line in latex.splitlines() if line.startswith(r"\textbf{K ")]
+    assert "My  suite " in caption and len(rows) == 1 and "1  x" in rows[0], latex
+    assert "\x1b" not in latex and "\r" not in latex and "\n\n" not in latex, latex

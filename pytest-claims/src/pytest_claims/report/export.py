@@ -153,7 +153,9 @@ _LATEX_SPECIAL = {
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    """`text` as LaTeX prints it: its specials escaped, and its control bytes made spaces (a blank line would end
+    the paragraph inside a table cell or the caption, which LaTeX stops on)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text.translate(_CONTROL))
 
 
 # Claim (key, id, where), Statement, Verdict, Mutants, Key numbers: the wrapped columns' widths (tabularx \hsize
