@@ -130,3 +130,13 @@ def test_write_durations_never_replaces_the_run_read_nor_what_is_not_a_durations
     (tmp_path / "old").write_text(json.dumps({"t.py::b": 5.0}))
     assert main([str(run), "--write-durations", str(tmp_path / "old"), "-n", "1"]) == 0
     assert json.loads((tmp_path / "old").read_text()) == {"t.py::a": 2.0, "t.py::b": 5.0}
+
+
+def test_the_schedule_shows_the_control_characters_a_test_name_holds_escaped(tmp_path, capsys):
+    """A durations file from elsewhere naming a test "t\\x1b[2J\\nforged" cannot clear the terminal or forge a line."""
+    path = tmp_path / "durations.json"
+    path.write_text(json.dumps({"t\x1b[2J\nforged line": 2.0, "u": 1.0}))
+    assert main([str(path), "-n", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "t\\x1b[2J\\x0aforged line" in text and "\x1b" not in text, text
+    assert not any(line.startswith("forged") for line in text.splitlines()), text

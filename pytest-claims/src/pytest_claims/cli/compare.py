@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_claims.cli import say
 from pytest_claims.model.verdicts import changes
 from pytest_claims.report.history import (
     RUNS_DIR,
@@ -192,15 +193,6 @@ def describe(path: Path, payload: dict[str, Any]) -> str:
     return f"{path} (seed {payload.get('seed')}, {runs[0].get('date', '?')}, commit {runs[0].get('commit', '?')})"
 
 
-_CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), *range(127, 160)]}
-
-
-def _say(line: str) -> None:
-    """A line of the comparison on stdout, the control characters of what the files hold (ESC, CR, LF, CSI) shown as
-    \\xNN: a verdicts.json from elsewhere cannot clear the terminal, retitle it or forge a line of the comparison."""
-    print(line.translate(_CONTROL))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pytest-claims-compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", help="run numbers or paths: A B, A (against the last), or none")
@@ -228,43 +220,43 @@ def main(argv: list[str] | None = None) -> int:
     (first, before), (second, after) = named
     if passed_over:
         kind = "plain" if is_mutants_run(before) else "--claims-mutants"
-        _say(f"passed over {len(passed_over)} saved {kind} run(s): {', '.join(p.parent.name for p in passed_over)}")
+        say(f"passed over {len(passed_over)} saved {kind} run(s): {', '.join(p.parent.name for p in passed_over)}")
     found = compare(before, after)
-    _say(f"before: {describe(first, before)}")
-    _say(f"after:  {describe(second, after)}")
+    say(f"before: {describe(first, before)}")
+    say(f"after:  {describe(second, after)}")
     if found["claims"]:
-        _say(f"claims whose verdict changed ({len(found['claims'])}):")
+        say(f"claims whose verdict changed ({len(found['claims'])}):")
         for c in found["claims"]:
-            _say(f"  {c['key']}  {c['id']}: {c['before']} -> {c['after']}")
+            say(f"  {c['key']}  {c['id']}: {c['before']} -> {c['after']}")
     if found["statements"]:
-        _say(f"statements whose outcome changed ({len(found['statements'])}):")
+        say(f"statements whose outcome changed ({len(found['statements'])}):")
         for s in found["statements"]:
-            _say(f"  {s['claim']} {s['statement']}  {s['test']}: {s['before']} -> {s['after']}")
+            say(f"  {s['claim']} {s['statement']}  {s['test']}: {s['before']} -> {s['after']}")
     if found["selection"]:
-        _say(f"claims that only one run selected, not compared ({len(found['selection'])}):")
+        say(f"claims that only one run selected, not compared ({len(found['selection'])}):")
         for c in found["selection"]:
-            _say(f"  {c['key']}  {c['id']}: {c['before']} -> {c['after']}")
+            say(f"  {c['key']}  {c['id']}: {c['before']} -> {c['after']}")
     if found["numbers"]:
-        _say(f"key numbers that moved ({len(found['numbers'])}):")
+        say(f"key numbers that moved ({len(found['numbers'])}):")
         for n in found["numbers"]:
             ratio = f"x{significant(n['ratio'])}" if n["ratio"] is not None else "from 0"
             run = f" [{n['run']}]" if n["run"] else ""
-            _say(f"  {n['key']}  {n['label']}{run}: {significant(n['before'])} -> {significant(n['after'])} ({ratio})")
+            say(f"  {n['key']}  {n['label']}{run}: {significant(n['before'])} -> {significant(n['after'])} ({ratio})")
     if found["environment"]:
-        _say("environment that differs:")
+        say("environment that differs:")
         for line, old, new in found["environment"]:
-            _say(f"  {line}: {old} -> {new}")
+            say(f"  {line}: {old} -> {new}")
     if found["claims"] or found["statements"]:
-        _say("verdicts and outcomes changed")
+        say("verdicts and outcomes changed")
         return EXIT_CHANGED
     beyond = [n for n in found["numbers"] if limit is not None and n["change"] > limit]
     if beyond:
-        _say(f"{len(beyond)} key number(s) moved by more than {limit:g} (relative): --fail-on-change")
+        say(f"{len(beyond)} key number(s) moved by more than {limit:g} (relative): --fail-on-change")
         return EXIT_NUMBERS_MOVED
     if found["selection"]:
-        _say("no verdict or outcome changed among the claims both runs selected; the runs selected different claims")
+        say("no verdict or outcome changed among the claims both runs selected; the runs selected different claims")
         return EXIT_SELECTION_DIFFERS
-    _say("no verdict or outcome changed")
+    say("no verdict or outcome changed")
     return 0
 
 

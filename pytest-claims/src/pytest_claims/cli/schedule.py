@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_claims.cli import say
 from pytest_claims.store import bounded
 from pytest_claims.store.atomic import atomic_write
 from pytest_claims.model.verdicts_json import MAX_VERDICTS_BYTES
@@ -151,11 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(durations)} tests, {total:.0f} s of test time; the longest:")
     for test, seconds in sorted(durations.items(), key=lambda kv: -kv[1])[: args.top]:
         why = f"  (indivisible: {indivisible[test]})" if test in indivisible else ""
-        print(f"  {seconds:8.1f} s  {100 * seconds / max(total, 1e-9):5.1f} %  {test}{why}")
+        say(f"  {seconds:8.1f} s  {100 * seconds / max(total, 1e-9):5.1f} %  {test}{why}")
     print(f"{'workers':>8} {'wall s':>9} {'ideal s':>9} {'efficiency':>10}  bounded by")
     for n in args.n:
         found = longest_first(durations, n)
-        print(
+        say(
             f"{n:>8} {found['wall']:>9.0f} {found['ideal']:>9.0f} {found['efficiency']:>9.0%}  "
             f"{', '.join(found['bounding'])}"
         )
