@@ -6,12 +6,14 @@ from __future__ import annotations
 import errno
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from pytest_claims.cli import compare
 from pytest_claims.report.files import LOCK_FILE, ReportDirectoryBusy, ReportDirectoryLock
 from pytest_claims.cli.compare import main as compare_main
+from pytest_claims.merge.command import main as merge_main
 from pytest_claims.report.history import save_run, saved_runs
 from toy_project import claim, verdicts
 
@@ -193,3 +195,87 @@ def test_a_run_is_compared_with_the_last_run_of_the_same_selection_else_says_wha
     assert changes["selection"] == [] and claim(verdicts(pytester), "T1")["verdict"] == "verified"
     first = json.loads((saved_runs(pytester.path / "out")[0][1] / "verdicts.json").read_text())
     assert changes["previous"] == first["runs"][0]["date"]
+
+
+# ------------------------------------------------------------------------------------------------
+# The merge's output directory
+
+
+def _merge(capsys, run: Path, out: Path) -> tuple[int, list[str]]:
+    code = merge_main([str(run), "-o", str(out)])
+    return code, [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def run_with_figure(project) -> tuple[Path, str]:
+    """A toy run's verdicts.json and the figure it names (a file beside it)."""
+    pytester = project()
+    assert _run(pytester, "-m", "smoke").ret == 0
+    figure = next(f["path"] for c in verdicts(pytester)["claims"] for s in c["statements"] for f in s["figures"])
+    return pytester.path / "out" / "verdicts.json", figure
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("linked", ["the figure", "its folder"])
+def test_a_merge_never_writes_a_figure_through_a_link_in_its_output_directory(
+    run_with_figure, tmp_path, capsys, linked
+):
+    run, figure = run_with_figure
+    out, outside = tmp_path / "merged", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.png").write_text("a file outside the merge's directory")
+    (out / figure).parent.mkdir(parents=True)
+    if linked == "the figure":
+        (out / figure).symlink_to(outside / "precious.png")
+    else:
+        (out / figure).parent.rmdir()
+        (out / figure).parent.symlink_to(outside)
+    code, err = _merge(capsys, run, out)
+    assert (outside / "precious.png").read_text() == "a file outside the merge's directory"
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.png"]
+    if linked == "the figure":  # the link is replaced by the figure, its target untouched
+        assert code == 0 and not (out / figure).is_symlink(), err
+    else:
+        assert code == 2 and len(err) == 1 and str(out / figure) in err[0], err
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("blocked", ["-o is a file", "the figures' folder is a file", "the figure is a folder"])
+def test_an_output_directory_the_figures_cannot_be_written_into_is_one_line(run_with_figure, tmp_path, capsys, blocked):
+    run, figure = run_with_figure
+    out = tmp_path / "merged"
+    if blocked == "-o is a file":
+        out.write_text("x")
+        named = out
+    elif blocked == "the figures' folder is a file":
+        out.mkdir()
+        (out / figure).parent.write_text("x")
+        named = (out / figure).parent
+    else:
+        (out / figure).mkdir(parents=True)
+        named = out / figure
+    code, err = _merge(capsys, run, out)
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"merge: {named}: "), err
+    assert not list(out.rglob("*.tmp"))  # no temporary left behind
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("value", [10**400, float("nan"), float("inf")], ids=["10**400", "nan", "inf"])
+@pytest.mark.parametrize("field", ["timings.store", "false_alarm.budget"])
+def test_a_number_no_float_holds_in_a_merge_input_is_one_line_naming_the_field(
+    run_with_figure, tmp_path, capsys, field, value
+):
+    run, _ = run_with_figure
+    payload = json.loads(run.read_text())
+    test = payload["claims"][0]["statements"][0]["test"]
+    if field == "timings.store":
+        payload["timings"]["store"] = {test: [{"name": "x", "status": "computed", "seconds": value, "key": "k"}]}
+    else:
+        row = {"claim": "toy/triangle", "key": "T1", "statement": "formula", "probability": 0.001, "basis": "b"}
+        payload["false_alarm"] = {"budget": value, "tiers": {"smoke": {"sum": 0.001, "statements": [row]}}}
+    damaged = tmp_path / "damaged" / "verdicts.json"
+    damaged.parent.mkdir()
+    damaged.write_text(json.dumps(payload))
+    code, err = _merge(capsys, damaged, tmp_path / "merged")
+    assert code == 2 and len(err) == 1 and str(damaged) in err[0] and field in err[0], err
+    assert not (tmp_path / "merged" / "verdicts.json").exists()

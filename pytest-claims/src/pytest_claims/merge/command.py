@@ -25,7 +25,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import errno
 import json
+import os
+import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -395,17 +398,26 @@ def _store_events(payloads: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 
 
 def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> list[str]:
-    """Copy every figure the merged payload names from the input runs' report directories (only files inside them);
-    return those found in none of them (a saved run under runs/ keeps only its verdicts.json)."""
+    """Copy every figure the merged payload names from the input runs' report directories (only files inside them)
+    into `out` (only there: a link in `out` is replaced, never written through; a folder that leads out of it is
+    OSError); return those found in none of them (a saved run under runs/ keeps only its verdicts.json)."""
     wanted = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
-    missing = []
+    root, missing = out.resolve(), []
     for path in sorted(wanted):
         for source in sources:
             file = file_within(source.parent, path)
             if file is not None:
-                (out / path).parent.mkdir(parents=True, exist_ok=True)
-                if file.resolve() != (out / path).resolve():
-                    shutil.copyfile(file, out / path)
+                target = out / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.parent.resolve().is_relative_to(root):
+                    raise OSError(errno.EXDEV, "a symbolic link leads out of the output directory", str(target))
+                if file != target.resolve():  # copied beside it, then renamed over it (a link there is replaced)
+                    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+                    try:
+                        shutil.copyfile(file, temporary)
+                        os.replace(temporary, target)
+                    finally:
+                        temporary.unlink(missing_ok=True)
                 break
         else:
             missing.append(path)
@@ -444,8 +456,14 @@ def main(argv: list[str] | None = None) -> int:
     except PayloadError as error:
         print(f"merge: {error}", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    missing = copy_figures(merged, [p.resolve() for p in args.runs], args.out)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        missing = copy_figures(merged, [p.resolve() for p in args.runs], args.out)
+    except OSError as error:
+        named = getattr(error, "filename2", None) or error.filename  # os.replace: the figure, not its temporary
+        where = f"{named}: " if named else f"{args.out}: "
+        print(f"merge: {where}the figures were not copied ({error.strerror or error})", file=sys.stderr)
+        return 2
     merged[REPORT_ID] = new_report_id()
     try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
         page = standalone_html(merged, args.out, _title(args.title, merged), decided_families(merged))

@@ -10,6 +10,7 @@ never read, so they cannot do harm; a later minor addition to the file does not 
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Callable
@@ -48,7 +49,20 @@ def _kind(name: str, test: Callable[[Any], bool]) -> Check:
 STR = _kind("a string", lambda v: isinstance(v, str))
 BOOL = _kind("true or false", lambda v: isinstance(v, bool))
 INT = _kind("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
-NUMBER = _kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _finite(value: Any) -> bool:
+    """A JSON number a float holds: no NaN or infinity (json.dumps would write them, and a merged verdicts.json would
+    not be JSON), no integer beyond a float's range (the page formats it as a float)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+NUMBER = _kind("a finite number", _finite)
 ANY: Check = lambda value, where: None  # noqa: E731 (any JSON value: shown escaped, never interpreted)
 
 
