@@ -237,3 +237,16 @@ def test_each_papers_bounds_are_drawn_against_their_thresholds():
     assert "bounds against thresholds (4)" in svg and "&lt;i&gt;rate&lt;/i&gt;" in svg and "<i>" not in svg
     assert "2 more in the statement folds" in bounds_svg([record("K1", shown, refuted, across, below)], most=2)
     assert bounds_svg([record("K1")]) == ""
+
+
+@pytest.mark.smoke
+def test_a_number_beyond_a_float_in_a_chart_is_left_out_not_an_overflow():
+    from pytest_claims.report.charts import bounds_svg, chain_svg
+
+    huge = 10**400  # a JSON integer: Python reads it whole, math.isfinite cannot take it
+    fine = {"lower": 0.92, "upper": 0.99, "threshold": 0.9, "statement": "rate >= 0.9"}
+    runs = [{"statement": "s", "tier": "smoke", "evidence": {"a": fine, "b": dict(fine, lower=huge)}}]
+    assert "bounds against thresholds (1)" in bounds_svg([{"key": "K1", "statements": runs}])
+    ledger = [{"log_e_for": 0.5, "log_e_against": -0.4}, {"log_e_for": huge, "log_e_against": -1.0}]
+    polylines = re.findall(r'<polyline points="([^"]*)"', chain_svg("rate", {"held_alpha": 0.01, "ledger": ledger}))
+    assert [len(p.split()) for p in polylines] == [1, 2]

@@ -4,7 +4,7 @@ statement's chain by batch, and a paper's bounded decisions against their thresh
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
 from pytest_claims.outcomes import Expected
 from pytest_claims.report.style import esc
@@ -19,6 +19,14 @@ def anytime_blocks(evidence: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
     ]
 
 
+def _finite(value: Any) -> TypeGuard[float]:
+    """A number a float holds (a JSON integer past a float's range makes math.isfinite raise OverflowError)."""
+    try:
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _level_line(alpha: Any) -> float | None:
     return -math.log(alpha) if isinstance(alpha, (int, float)) and 0 < alpha < 1 else None
 
@@ -30,7 +38,7 @@ def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 
     for batch in block["ledger"]:
         pair = [batch.get("log_e_for") if isinstance(batch, dict) else None,
                 batch.get("log_e_against") if isinstance(batch, dict) else None]  # fmt: skip
-        points.append([float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None for v in pair])
+        points.append([float(v) if _finite(v) else None for v in pair])
     held, refute = _level_line(block.get("held_alpha")), _level_line(block.get("refute_alpha"))
     values = [v for pair in points for v in pair if v is not None] + [v for v in (held, refute) if v is not None]
     if not points or not values:
@@ -72,7 +80,7 @@ def _bounds(records: list[dict[str, Any]]) -> list[tuple[str, float, float, floa
                 if not isinstance(value, dict):
                     continue
                 numbers = [value.get(k) for k in ("lower", "upper", "threshold")]
-                if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in numbers):
+                if not all(_finite(v) for v in numbers):
                     continue
                 side = "<=" if "<" in str(value.get("statement", ">=")) else ">="
                 lower, upper, threshold = (float(cast(float, v)) for v in numbers)  # numbers: checked above
