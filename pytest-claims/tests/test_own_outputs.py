@@ -279,3 +279,16 @@ def test_a_number_no_float_holds_in_a_merge_input_is_one_line_naming_the_field(
     code, err = _merge(capsys, damaged, tmp_path / "merged")
     assert code == 2 and len(err) == 1 and str(damaged) in err[0] and field in err[0], err
     assert not (tmp_path / "merged" / "verdicts.json").exists()
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("seed", [float("nan"), {"a": 1}, True, 1.5], ids=["nan", "object", "true", "1.5"])
+def test_a_merge_input_whose_seed_is_no_integer_is_one_line_naming_the_field(run_with_figure, tmp_path, capsys, seed):
+    run, _ = run_with_figure
+    payload = json.loads(run.read_text())
+    other = tmp_path / "other" / "verdicts.json"
+    other.parent.mkdir()
+    other.write_text(json.dumps(dict(payload, seed=seed, runs=[dict(payload["runs"][0], run="another")])))
+    code = merge_main([str(run), str(other), "-o", str(tmp_path / "merged")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1 and f"{other}: field seed " in err[0], err

@@ -227,6 +227,13 @@ def false_alarm_table(value: Any, where: str) -> None:
         NUMBER(value.get("budget"), f"{where}.budget")
 
 
+def _one_seed(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+# A run's master seed, or a replication set's seeds. A previous run's is copied into this run's `changes.conditions`:
+# a NaN or an infinity there would make this run's verdicts.json not JSON (json.dumps writes them as NaN, Infinity).
+SEED = _kind("an integer or a list of them", lambda v: _one_seed(v) or isinstance(v, list) and all(map(_one_seed, v)))
 RUN_FILE = record(
     {
         "suite": STR,
@@ -253,18 +260,12 @@ RUN_FILE = record(
         ),
         "changes": CHANGES,
         "report_id": STR,
+        "seed": optional(SEED),  # the merge groups runs by it and writes it back (a NaN there: not JSON)
     },
 )
 
 
 # --previous-verdicts reads only what `verdicts.changes` compares (a file of an older schema is fine).
-def _one_seed(value: Any) -> bool:
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
-
-
-# A run's master seed, or a replication set's seeds. A previous run's is copied into this run's `changes.conditions`:
-# a NaN or an infinity there would make this run's verdicts.json not JSON (json.dumps writes them as NaN, Infinity).
-SEED = _kind("an integer or a list of them", lambda v: _one_seed(v) or isinstance(v, list) and all(map(_one_seed, v)))
 PREVIOUS_FILE = record(
     {
         "claims": list_of(
