@@ -292,3 +292,24 @@ def test_a_merge_input_whose_seed_is_no_integer_is_one_line_naming_the_field(run
     code = merge_main([str(run), str(other), "-o", str(tmp_path / "merged")])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(err) == 1 and f"{other}: field seed " in err[0], err
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("where", ["environment", "evidence"])
+def test_a_nan_in_a_field_the_merge_copies_unread_is_one_line_naming_the_field(
+    run_with_figure, tmp_path, capsys, where
+):
+    run, _ = run_with_figure
+    payload = json.loads(run.read_text())
+    if where == "environment":
+        payload["environment"]["gpu"] = {"memory": [1.0, float("nan")]}
+        field = "environment.gpu.memory[1]"
+    else:
+        payload["claims"][0]["statements"][0]["evidence"]["rate"] = float("inf")
+        field = "claims[0].statements[0].evidence.rate"
+    damaged = tmp_path / "damaged" / "verdicts.json"
+    damaged.parent.mkdir()
+    damaged.write_text(json.dumps(payload))
+    code, err = _merge(capsys, damaged, tmp_path / "merged")
+    assert code == 2 and err == [f"merge: {damaged}: field {field} is NaN or an infinity, which JSON has no number for"]
+

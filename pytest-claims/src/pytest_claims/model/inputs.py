@@ -303,8 +303,29 @@ def _checked(payload: dict[str, Any], schema: Check, path: Path | str, what: str
 
 
 def checked_run(payload: dict[str, Any], path: Path | str) -> dict[str, Any]:
-    """A merge input (already read as a verdicts.json of this schema), every field the merge uses checked."""
-    return _checked(payload, RUN_FILE, path, "")
+    """A merge input (already read as a verdicts.json of this schema), every field the merge uses checked, and no NaN
+    or infinity anywhere in it (fields the merge copies unread, evidence and environment included: the merged file
+    would hold it, and would not be JSON; a run writes a non-finite value as text)."""
+    _checked(payload, RUN_FILE, path, "")
+    where = _non_finite(payload)
+    if where is not None:
+        raise InputError(f"{path}: field {where} is NaN or an infinity, which JSON has no number for")
+    return payload
+
+
+def _non_finite(value: Any) -> str | None:
+    """The place of the first NaN or infinity in a JSON value (walked without recursion: JSON may nest as deep as the
+    reader follows), or None."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where or "(top level)"
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
 
 
 def checked_previous(
