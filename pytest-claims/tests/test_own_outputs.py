@@ -246,7 +246,7 @@ def test_an_output_directory_the_figures_cannot_be_written_into_is_one_line(run_
     out = tmp_path / "merged"
     if blocked == "-o is a file":
         out.write_text("x")
-        named = out
+        named = f"-o {out}"
     elif blocked == "the figures' folder is a file":
         out.mkdir()
         (out / figure).parent.write_text("x")
@@ -313,3 +313,28 @@ def test_a_nan_in_a_field_the_merge_copies_unread_is_one_line_naming_the_field(
     code, err = _merge(capsys, damaged, tmp_path / "merged")
     assert code == 2 and err == [f"merge: {damaged}: field {field} is NaN or an infinity, which JSON has no number for"]
 
+
+@pytest.mark.smoke
+def test_a_merge_refused_for_a_busy_directory_has_written_nothing_there(run_with_figure, tmp_path, capsys):
+    run, figure = run_with_figure
+    payload = json.loads(run.read_text())
+    figures = payload["claims"][0]["statements"][0]["figures"]
+    figures += [{"title": "the pair", "path": "verdict.html"}, {"title": "the pair", "path": "verdicts.json"}]
+    run.write_text(json.dumps(payload))
+    (run.parent / "verdict.html").write_text("the input's page")
+    out = tmp_path / "merged"
+    out.mkdir()
+    before = {name: f"the previous {name}" for name in ("verdicts.json", "verdict.html")}
+    for name, text in before.items():
+        (out / name).write_text(text)
+    holder = ReportDirectoryLock(out, "another merge")
+    holder.acquire()
+    try:
+        code, err = _merge(capsys, run, out)
+    finally:
+        holder.release()
+    assert code == 2 and len(err) == 1 and "in use by run another merge" in err[0], err
+    assert {name: (out / name).read_text() for name in before} == before and not (out / figure).exists()
+    code, err = _merge(capsys, run, out)  # free: the figures are copied, but never over the merge's own pair
+    assert code == 0 and (out / figure).is_file() and "verdict.html, verdicts.json" in err[-1], err
+    assert json.loads((out / "verdicts.json").read_text())["report_id"] in (out / "verdict.html").read_text()

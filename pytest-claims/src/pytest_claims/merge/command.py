@@ -31,7 +31,7 @@ import os
 import secrets
 import shutil
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_claims.model import verdicts_json
@@ -65,6 +65,10 @@ DECIDED_VERDICTS = (Verdict.VERIFIED, Verdict.FALSIFIED, Verdict.REDUCED_SCALE)
 
 class MergeError(PayloadError):
     """Inputs that cannot be merged (unreadable, another schema, different seeds)."""
+
+
+class FiguresNotCopied(Exception):
+    """A figure could not be copied into -o (the line names the path); the previous pair there is kept."""
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -400,11 +404,14 @@ def _store_events(payloads: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 def copy_figures(payload: dict[str, Any], sources: list[Path], out: Path) -> list[str]:
     """Copy every figure the merged payload names from the input runs' report directories (only files inside them)
     into `out` (only there: a link in `out` is replaced, never written through; a folder that leads out of it is
-    OSError); return those found in none of them (a saved run under runs/ keeps only its verdicts.json)."""
+    OSError); return those found in none of them (a saved run under runs/ keeps only its verdicts.json) or naming the
+    merge's own files (its pair, a dot file: its lock, temporaries), which are never copied over."""
     wanted = {f["path"] for c in payload["claims"] for s in c["statements"] for f in s["figures"]}
     root, missing = out.resolve(), []
     for path in sorted(wanted):
-        for source in sources:
+        top = PurePosixPath(path).parts[0]
+        own = top in ("verdicts.json", "verdict.html") or top.startswith(".")
+        for source in [] if own else sources:  # never the merge's own pair, lock or temporaries
             file = file_within(source.parent, path)
             if file is not None:
                 target = out / path
@@ -458,17 +465,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        missing = copy_figures(merged, [p.resolve() for p in args.runs], args.out)
     except OSError as error:
-        named = getattr(error, "filename2", None) or error.filename  # os.replace: the figure, not its temporary
-        where = f"{named}: " if named else f"{args.out}: "
-        print(f"merge: {where}the figures were not copied ({error.strerror or error})", file=sys.stderr)
+        print(f"merge: -o {args.out}: not a directory that can be written ({error.strerror or error})", file=sys.stderr)
         return 2
     merged[REPORT_ID] = new_report_id()
+    missing: list[str] = []
+
+    def page() -> str:  # under the lock of -o: the figures the page shows copied into it, then the page rendered
+        try:
+            missing.extend(copy_figures(merged, [p.resolve() for p in args.runs], args.out))
+        except OSError as error:
+            named = getattr(error, "filename2", None) or error.filename  # os.replace: the figure, not its temporary
+            raise FiguresNotCopied(f"{named or args.out}: the figures were not copied ({error.strerror or error})")
+        return standalone_html(merged, args.out, _title(args.title, merged), decided_families(merged))
+
     try:  # the pair as one unit, under the lock of -o; a failure keeps the previous pair
-        page = standalone_html(merged, args.out, _title(args.title, merged), decided_families(merged))
         write_merged(args.out, merged, page)
-    except (OSError, ReportDirectoryBusy) as error:
+    except (OSError, ReportDirectoryBusy, FiguresNotCopied) as error:
         pair = [args.out / "verdicts.json", args.out / "verdict.html"]
         print(f"merge: {failed_write_line(error, pair) if isinstance(error, OSError) else error}", file=sys.stderr)
         return 2

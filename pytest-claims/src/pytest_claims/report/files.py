@@ -26,7 +26,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -253,12 +253,14 @@ class ReportWriter:
                 self.note(session, f"pytest-claims: this run was not saved under {state.report_dir / 'runs'}: {error}")
 
 
-def write_merged(out: Path, payload: dict[str, Any], html_text: str) -> None:
+def write_merged(out: Path, payload: dict[str, Any], page: Callable[[], str]) -> None:
     """The merge's pair, under the lock of its output directory, with the signals deferred (ReportDirectoryBusy or
-    OSError; the previous files kept)."""
+    OSError; the previous files kept). `page()` gives the HTML, called holding the lock (it copies the figures the page
+    shows into `out`: nothing is written there while another run or merge holds it)."""
     lock = ReportDirectoryLock(out, payload.get(REPORT_ID, ""))
     lock.acquire()
     try:
+        html_text = page()
         with signals_deferred() as received:
             write_together([(out / "verdicts.json", verdicts_json.text(payload)), (out / "verdict.html", html_text)])
     finally:
