@@ -250,3 +250,11 @@ def test_a_number_beyond_a_float_in_a_chart_is_left_out_not_an_overflow():
     ledger = [{"log_e_for": 0.5, "log_e_against": -0.4}, {"log_e_for": huge, "log_e_against": -1.0}]
     polylines = re.findall(r'<polyline points="([^"]*)"', chain_svg("rate", {"held_alpha": 0.01, "ledger": ledger}))
     assert [len(p.split()) for p in polylines] == [1, 2]
+
+
+@pytest.mark.smoke
+def test_controls_and_bidirectional_overrides_from_a_file_are_shown_not_acted_on():
+    from pytest_claims.report.style import esc
+
+    forged = "T1\u202edeifirev\u2066 <b>\x00\x1b[2J\tline\nnext"
+    assert esc(forged) == "T1\\u202edeifirev\\u2066 &lt;b&gt;\\x00\\x1b[2J\tline\nnext"

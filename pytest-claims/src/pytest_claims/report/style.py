@@ -7,8 +7,18 @@ import html
 from typing import Any
 
 
+# Shown as text, not acted on: C0 and C1 controls but tab and line breaks (a NUL, ESC), and the bidirectional
+# overrides and isolates, with which a value from a file would reorder what the page shows around it (U+202E makes
+# "deifirev" read "verified").
+_INVISIBLE = {
+    code: f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+    for code in [*range(9), 11, 12, *range(14, 32), *range(127, 160), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+}
+
+
 def esc(value: Any) -> str:
-    return html.escape(str(value))
+    """`value` as HTML text: markup characters escaped, controls and bidirectional overrides shown as \\xNN, \\uNNNN."""
+    return html.escape(str(value).translate(_INVISIBLE))
 
 
 def badge(text: str, colour: str) -> str:
