@@ -495,6 +495,19 @@ def test_a_bad_true_false_ini_value_stops_the_run_in_one_line_naming_the_key(pro
     assert len(errors) == 1 and key in errors[0] and "'maybe'" in errors[0], result.stderr.str()
 
 
+@pytest.mark.parametrize("value", ["soon", "nan", "inf", "-0.1", "1.5"])
+def test_a_false_alarm_budget_that_is_no_probability_stops_the_run_in_one_line(project, value):
+    """NaN and inf passed before: the run then wrote them into verdicts.json, which JSON has no number for."""
+    pytester = project()
+    result = pytester.runpytest_inprocess(
+        "-m", "smoke", "--claims-no-store", "-o", f"claims_false_alarm_budget={value}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
+    assert len(errors) == 1 and "claims_false_alarm_budget must be a probability" in errors[0], result.stderr.str()
+    assert not (pytester.path / "out" / "verdicts.json").exists()
+
+
 def test_the_thread_header_says_when_threadpoolctl_cannot_reach_a_blas_loaded_first(monkeypatch):
     import importlib.util
     from types import SimpleNamespace
