@@ -75,14 +75,35 @@ def _store_for(config: pytest.Config, settings: options.Settings) -> ResultStore
     if settings.no_store:
         return ResultStore(None)
     chosen = settings.store_dir
-    shown, evidence = _live_line(config), (Path(config.rootpath) / settings.evidence_dir).resolve()
+    evidence = _usable_directory(
+        Path(config.rootpath) / settings.evidence_dir,
+        "evidence directory",
+        "--claims-evidence-dir or the ini key claims_evidence_dir",
+    )
+    shown = _live_line(config)
     if chosen:
-        root = (Path(config.invocation_params.dir) / chosen).resolve()
+        root = _usable_directory(
+            Path(config.invocation_params.dir) / chosen,
+            "result store",
+            "--claims-store-dir or the ini key claims_store_dir",
+        )
     elif getattr(config, "cache", None) is not None:
         root = Path(config.cache.mkdir("claims-store"))
     else:
         root = Path(config.rootpath) / ".pytest_cache" / "d" / "claims-store"
     return ResultStore(root, on_wait=shown, evidence_root=evidence)
+
+
+def _usable_directory(path: Path, what: str, option: str) -> Path:
+    """`path` resolved; StoreUnusable (one line naming it and `option`) where it is a symbolic link loop or exists
+    and is no directory: said before any work, rather than a traceback or a run that keeps nothing there."""
+    try:
+        resolved = path.resolve()
+    except (RuntimeError, OSError) as error:  # a loop: RuntimeError before Python 3.13, OSError after
+        raise StoreUnusable(f"the {what} path {path} cannot be resolved ({error}) ({option})") from None
+    if resolved.exists() and not resolved.is_dir():
+        raise StoreUnusable(f"the {what} path {resolved} is not a directory ({option})")
+    return resolved
 
 
 def _live_line(config: pytest.Config) -> Any:
