@@ -4,6 +4,7 @@ worker killed, damaged or hostile store entries seen through the plugin, an unus
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -124,6 +125,37 @@ def test_a_time_limit_writes_both_reports_and_the_rerun_resumes(project, how):
         "T2": "verified",
         "T3": "not exercised",
     }
+
+
+def test_a_figure_the_disk_cannot_hold_is_a_note_and_the_claim_stands(project):
+    """A write limit (RLIMIT_FSIZE: EFBIG, as a full disk's ENOSPC) below the figure's size: the figure is left out
+    with a note in the statement's evidence, its verdict stands, and an earlier run's figure is not cut short."""
+    pytester = project()
+    output, _ = _pytest(pytester, "-m", "smoke").communicate(timeout=120)
+    (figure,) = (pytester.path / "out" / "figures").glob("*.png")
+    before = figure.read_bytes()
+    limit = len(before) // 2  # below the figure, above the report (a few kB) and the store entries
+
+    def limited() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "smoke"],
+        cwd=pytester.path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert claim(verdicts(pytester), "T1")["verdict"] == "verified"
+    formula = next(s for s in claim(verdicts(pytester), "T1")["statements"] if s["statement"] == "formula")
+    (note,) = formula["evidence"]["figures_not_written"]
+    assert "'triangles'" in note and "File too large" in note, note
+    assert figure.read_bytes() == before
 
 
 @pytest.mark.smoke

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_claims.store.atomic import atomic_write
+
 
 def plain(value: Any) -> Any:
     """Evidence as plain JSON types (so it survives pytest-xdist and diffs cleanly)."""
@@ -115,7 +117,8 @@ class Evidence:
             self.values["worst_case"] = {"score": value, "example": shown, "worst": worst}
 
     def figure(self, title: str, fig: Any) -> None:
-        """Save a matplotlib figure as PNG (deterministic metadata) beside the report."""
+        """Save a matplotlib figure as PNG (deterministic metadata) beside the report, atomically; one that cannot be
+        written (a full disk) is left out and named in the evidence (`figures_not_written`): never the outcome."""
         import matplotlib.pyplot as plt
 
         if not self._draw:
@@ -127,9 +130,12 @@ class Evidence:
         data = buffer.getvalue()
         # named by content too: two runs writing into one report directory never overwrite each other's
         relative = f"figures/{self._slug}__{len(self.figures)}-{hashlib.sha256(data).hexdigest()[:10]}.png"
-        path = self._report_dir / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        try:
+            atomic_write(self._report_dir / relative, data, sync=False)
+        except OSError as error:  # a full disk: infrastructure, never the statement's outcome; the evidence says so
+            unwritten = self.values.setdefault("figures_not_written", [])
+            unwritten.append(f"{title!r}: {relative} cannot be written ({error.strerror or error}): left out")
+            return
         self.figures.append({"title": title, "path": relative})
 
     def as_dict(self) -> dict[str, Any]:
