@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from chains import toy_registry
 from test_anytime_decisions import COIN_TEST
 
@@ -66,3 +68,25 @@ def test_a_ledger_at_its_earlier_place_is_named_and_not_moved(pytester):
     _, block = run(pytester)
     assert f"its earlier place {earlier}" in block["note"] and f"mv {earlier} {ledger}" in block["note"]
     assert earlier.read_bytes() == before and ledger.exists()  # untouched there; a new chain here
+
+
+@pytest.mark.parametrize("field", ["trials", "log_e_for", "threshold"])
+def test_a_ledger_holding_an_integer_past_any_float_is_a_note_and_set_aside(pytester, field):
+    """JSON's integers have no bound: 10**400 where the ledger holds a count, an e-value or a parameter was an
+    OverflowError out of the claims_batch fixture (the statement an error, its claim broken); it is a damaged ledger:
+    a note, a fresh chain, the file kept aside whole."""
+    make_coin(pytester)
+    _, first = run(pytester)
+    (ledger,) = (pytester.path / "claims-evidence").rglob("*.ledger.json")
+    raw = json.loads(ledger.read_text())
+    where = raw["statement"] if field == "threshold" else raw["batches"][0]
+    where[field] = 10**400
+    damaged = json.dumps(raw).encode()
+    ledger.write_bytes(damaged)
+    result, block = run(pytester)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert "holds an integer past any float" in block["note"] or "not a whole number" in block["note"], block["note"]
+    fresh = [{k: v for k, v in b.items() if k != "run"} for b in block["ledger"]]
+    assert fresh == [{k: v for k, v in b.items() if k != "run"} for b in first["ledger"]]  # batch 0 drawn afresh
+    (aside,) = ledger.parent.glob("*.invalid-*")
+    assert aside.read_bytes() == damaged

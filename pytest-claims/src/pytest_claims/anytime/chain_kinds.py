@@ -65,16 +65,23 @@ def floored(log_evalue: float) -> float:
     return max(float(log_evalue), LOG_E_FLOOR)
 
 
+# A count above this is no batch's (and past any float: sums of such counts would raise OverflowError, not refuse)
+MAX_COUNT = 2**53
+
+
 def _whole(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ChainInvalid(f"has {name} = {value!r}, not a whole number >= 0")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ChainInvalid(f"has {name} = {value!r:.40}, not a whole number >= 0 (at most 2**53)")
     return value
 
 
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ChainInvalid(f"has {name} = {value!r}, not a number")
-    return float(value)
+        raise ChainInvalid(f"has {name} = {value!r:.40}, not a number")
+    try:
+        return float(value)
+    except OverflowError:  # an integer past any float
+        raise ChainInvalid(f"has {name} = {value!r:.40}, not a number a float holds") from None
 
 
 @dataclass(frozen=True)
