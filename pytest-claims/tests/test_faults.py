@@ -215,20 +215,21 @@ def test_a_store_path_that_is_a_file_is_one_line_before_any_work(project):
         ("--claims-evidence-dir", "evidence directory", "claims_evidence_dir"),
     ],
 )
-@pytest.mark.parametrize("fault", ["a file", "a link loop"])
+@pytest.mark.parametrize("fault", ["a file", "a link loop", "below a file"])
 def test_a_store_or_evidence_path_that_is_a_file_or_a_link_loop_is_one_line_naming_it(
     project, option, what, ini, fault
 ):
     """Neither an INTERNALERROR traceback (a loop) nor a run that silently keeps no ledger (a file): one line."""
     pytester = project()
     place = pytester.path / "place"
-    if fault == "a file":
-        place.write_text("the user's\n")
-    else:
+    if fault == "a link loop":
         place.symlink_to("place")
-    result = pytester.runpytest_inprocess("-m", "smoke", f"{option}=place")
+    else:
+        place.write_text("the user's\n")
+    below = "/sub" if fault == "below a file" else ""
+    result = pytester.runpytest_inprocess("-m", "smoke", f"{option}=place{below}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*the {what} path *place * ({option} or the ini key {ini})*"])
+    result.stderr.fnmatch_lines([f"*the {what} path *place{below} *({option} or the ini key {ini})*"])
     assert "Traceback" not in result.stderr.str() and "INTERNALERROR" not in result.stdout.str()
     assert not (pytester.path / "out" / "verdicts.json").exists()
     assert place.is_symlink() or place.read_text() == "the user's\n"

@@ -101,8 +101,10 @@ def _usable_directory(path: Path, what: str, option: str) -> Path:
         resolved = path.resolve()
     except (RuntimeError, OSError) as error:  # a loop: RuntimeError before Python 3.13, OSError after
         raise StoreUnusable(f"the {what} path {path} cannot be resolved ({error}) ({option})") from None
-    if resolved.exists() and not resolved.is_dir():
-        raise StoreUnusable(f"the {what} path {resolved} is not a directory ({option})")
+    existing = next((p for p in (resolved, *resolved.parents) if p.exists()), None)  # "file/sub": the file
+    if existing is not None and not existing.is_dir():
+        below = "" if existing == resolved else f": {existing} is a file"
+        raise StoreUnusable(f"the {what} path {resolved} is not a directory{below} ({option})")
     return resolved
 
 
