@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 from chains import INI, toy_registry
@@ -242,3 +245,41 @@ def test_each_batch_records_its_evidence_afresh(pytester):
     _, record = run(pytester, UNTIL, "--claims-budget=batches:50")
     looks = len(draws(pytester))
     assert looks > 1 and [k for k in record["evidence"] if k.startswith("drawn")] == [f"drawn in batch {looks - 1}"]
+
+
+def test_two_runs_continuing_one_chain_at_once_keep_the_batch_once_and_neither_breaks(pytester):
+    """Both runs read the ledger (claims_batch = 1) before either keeps batch 1 (a barrier in the body): the one that
+    takes the ledger's lock second finds batch 1 kept with its own data, and replays it; it used to refuse it as a
+    stream drawn twice (a ValueError: the statement an error, its claim broken)."""
+    make_coin(pytester, rate=0.605)
+    barrier = (
+        "    import os, time\n"
+        "    open(f'ready-{os.getpid()}', 'w').close()\n"
+        "    deadline = time.monotonic() + 60\n"
+        "    while len([p for p in os.listdir('.') if p.startswith('ready-')]) < 2 and time.monotonic() < deadline:\n"
+        "        time.sleep(0.05)\n"
+    )
+    path = pytester.path / "test_coin.py"
+    run(pytester)  # batch 0, before the barrier is in place
+    path.write_text(path.read_text().replace("    n = ", barrier + "    n = "))
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "smoke"]
+    runs = [
+        subprocess.Popen(
+            [*command, "--claims-continue", "-o", f"claims_report_dir=out{i}"],
+            cwd=pytester.path,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in (1, 2)
+    ]
+    outputs = [process.communicate(timeout=120)[0] for process in runs]
+    assert draws(pytester) == [0, 1, 1]  # both drew batch 1
+    for i, (process, output) in enumerate(zip(runs, outputs), 1):
+        assert process.returncode == 0, output[-3000:]
+        record = json.loads((pytester.path / f"out{i}" / "verdicts.json").read_text())["claims"][0]["statements"][0]
+        assert record["outcome"] == "inconclusive", record
+        assert len(record["evidence"]["heads rate"]["anytime"]["ledger"]) == 2
+    assert [b["batch"] for b in the_ledger(pytester)["batches"]] == [0, 1]
