@@ -109,14 +109,18 @@ def _set(payload: dict, where: str, value) -> None:
         ("claims.0.statements.0.outcome", "passed", "claims[0].statements[0].outcome must be one of"),
         ("claims.1.registry.statements.answer.expected", 1, "claims[1].registry.statements['answer'].expected"),
         ("claims.1.registry.statements.answer.surprise", True, "statements['answer'].surprise is not a field"),
-        ("claims.1.registry.statements.answer.false_alarm", {"smoke": "<b>"}, "false_alarm['smoke'] must be a number"),
+        (
+            "claims.1.registry.statements.answer.false_alarm",
+            {"smoke": "<b>"},
+            "false_alarm['smoke'] must be a finite number",
+        ),
         ("claims.0.statements.0.evidence.headline", 3, "claims[0].statements[0].evidence.headline must be a list"),
         ("papers.toy", "a string", "papers['toy'] must be an object"),
         ("reference_tests.0.outcome", "refuted-ish", "reference_tests[0].outcome must be one of"),
         ("timings.store", {"t": [{"name": "x", "status": "s", "seconds": "<script>", "key": "k"}]}, "seconds"),
         ("claims.0.statements.0.statement", "nowhere", "statement 'nowhere' is not a statement of claim"),
-        ("false_alarm.budget", None, "false_alarm.budget must be a number, got None"),
-        ("false_alarm.budget", KeyError, "false_alarm.budget must be a number, got None"),
+        ("false_alarm.budget", None, "false_alarm.budget must be a finite number, got None"),
+        ("false_alarm.budget", KeyError, "false_alarm.budget must be a finite number, got None"),
     ],
 )
 def test_a_merge_input_is_checked_field_by_field_in_one_line(project, tmp_path, capsys, where, value, field):

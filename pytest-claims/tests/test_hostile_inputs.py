@@ -36,13 +36,21 @@ BETTING = dict(LEVELS, kind="betting", lo=0.0, hi=1.0, threshold=0.5, at_least=T
 @pytest.mark.parametrize(
     "statement, data, why",
     [
-        (dict(LEVELS, kind="safe-t", delta=0.5), {"t": 1.0, "n": 10**22, "n2": 0}, "n must be at most 1e\\+15"),
+        (dict(LEVELS, kind="safe-t", delta=0.5), {"t": 1.0, "n": 10**15 + 1, "n2": 0}, "n must be at most 1e\\+15"),
+        (dict(LEVELS, kind="safe-t", delta=0.5), {"t": 1.0, "n": 10**22, "n2": 0}, "n = 10+, .*at most 2\\*\\*53"),
         (dict(LEVELS, kind="safe-t", delta=0.5), {"t": 1.0, "n": 20, "n2": 10**15 + 1}, "n2 must be at most"),
         (dict(BETTING, lo=-1e308, hi=1e308, threshold=0.0), {"values": [0.5]}, "too far apart"),
         (dict(BETTING, hi=1e10, threshold=1e-320), {"values": [0.5]}, "near a bound"),
         (dict(LEVELS, kind=[]), {"values": [0.5]}, "no known kind"),
     ],
-    ids=["safe-t n 1e22", "safe-t n2 over its limit", "betting bounds 1e308 apart", "threshold rounds onto lo", "kind"],
+    ids=[
+        "safe-t n over its limit",
+        "safe-t n 1e22 past any count",
+        "safe-t n2 over its limit",
+        "betting bounds 1e308 apart",
+        "threshold rounds onto lo",
+        "kind",
+    ],
 )
 def test_a_chain_of_numbers_no_run_computes_is_one_value_error_not_a_crash(statement, data, why):
     """A ledger or a merged verdicts.json is data from elsewhere: a chain whose numbers make its e-values overflow,
