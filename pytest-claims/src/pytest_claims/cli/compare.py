@@ -34,6 +34,7 @@ from pytest_claims.report.history import (
     load,
     saved_runs,
 )
+from pytest_claims.stats.binomial import finite_number
 from pytest_claims.stats.shown_numbers import significant
 
 EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_SELECTION_DIFFERS, EXIT_NUMBERS_MOVED = 1, 2, 3, 4
@@ -80,19 +81,10 @@ def _numbers(record: dict[str, Any]) -> dict[tuple[str, str], float]:
             found = value.get("value")
             fields = found.items() if isinstance(found, dict) else [("", found)]
             for field, number in fields:
-                if isinstance(number, (int, float)) and not isinstance(number, bool) and _finite(number):
+                if finite_number(number):  # an int past a float's range (10**400), like an infinity, is not compared
                     label = entry["label"] + (f".{field}" if field else "")
                     out[label, str(value.get("run", ""))] = float(number)
     return out
-
-
-def _finite(number: int | float) -> bool:
-    """Whether a key number is a finite float: an int beyond a float's range (10**400), like an infinity, is not
-    compared."""
-    try:
-        return math.isfinite(number)
-    except OverflowError:
-        return False
 
 
 def relative_change(old: float, new: float) -> float:

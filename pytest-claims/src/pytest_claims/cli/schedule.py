@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
-import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_claims.cli import say
+from pytest_claims.stats.binomial import finite_number
 from pytest_claims.store import bounded
 from pytest_claims.store.atomic import atomic_write
 from pytest_claims.model.verdicts_json import MAX_VERDICTS_BYTES
@@ -55,19 +55,11 @@ def durations_of(path: Path) -> dict[str, float]:
     if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
         raise ScheduleError(f"{path}: neither a verdicts.json nor a {{test: seconds}} durations file")
     for test, seconds in data.items():
-        if isinstance(seconds, bool) or not _seconds(seconds):
+        if not (finite_number(seconds) and seconds >= 0):  # NaN, infinities, ints past a float, negatives
             raise ScheduleError(
                 f"{path}: the duration of {test!r} is {seconds!r:.40}, not a finite number of seconds >= 0"
             )
     return {str(k): float(v) for k, v in data.items()}
-
-
-def _seconds(value: int | float) -> bool:
-    """Whether a duration is a number of seconds (NaN, infinities, negatives and ints beyond a float are not)."""
-    try:
-        return math.isfinite(value) and value >= 0
-    except OverflowError:  # an int of 400 digits
-        return False
 
 
 def write_durations(path: Path, durations: dict[str, float], run: Path) -> int:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from pytest_claims.outcomes import OUTCOMES, VERDICTS
 from pytest_claims.model.verdicts_json import PayloadError
+from pytest_claims.stats.binomial import finite_number
 from pytest_claims.model.registry import EXPECTED_STATEMENT, Statement, field_types
 
 
@@ -51,18 +52,9 @@ BOOL = _kind("true or false", lambda v: isinstance(v, bool))
 INT = _kind("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
 
 
-def _finite(value: Any) -> bool:
-    """A JSON number a float holds: no NaN or infinity (json.dumps would write them, and a merged verdicts.json would
-    not be JSON), no integer beyond a float's range (the page formats it as a float)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
-NUMBER = _kind("a finite number", _finite)
+# No NaN or infinity (json.dumps would write them, and a merged verdicts.json would not be JSON), no integer beyond a
+# float's range (the page formats it as a float).
+NUMBER = _kind("a finite number", finite_number)
 ANY: Check = lambda value, where: None  # noqa: E731 (any JSON value: shown escaped, never interpreted)
 
 

@@ -4,10 +4,11 @@ statement's chain by batch, and a paper's bounded decisions against their thresh
 from __future__ import annotations
 
 import math
-from typing import Any, TypeGuard, cast
+from typing import Any, cast
 
 from pytest_claims.outcomes import Expected
 from pytest_claims.report.style import esc
+from pytest_claims.stats.binomial import finite_number
 from pytest_claims.stats.shown_numbers import significant
 
 
@@ -17,14 +18,6 @@ def anytime_blocks(evidence: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
         for k, v in evidence.items()
         if isinstance(v, dict) and isinstance(v.get("anytime"), dict) and isinstance(v["anytime"].get("ledger"), list)
     ]
-
-
-def _finite(value: Any) -> TypeGuard[float]:
-    """A number a float holds (a JSON integer past a float's range makes math.isfinite raise OverflowError)."""
-    try:
-        return isinstance(value, (int, float)) and math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 def _level_line(alpha: Any) -> float | None:
@@ -38,7 +31,7 @@ def chain_svg(what: str, block: dict[str, Any], width: int = 420, height: int = 
     for batch in block["ledger"]:
         pair = [batch.get("log_e_for") if isinstance(batch, dict) else None,
                 batch.get("log_e_against") if isinstance(batch, dict) else None]  # fmt: skip
-        points.append([float(v) if _finite(v) else None for v in pair])
+        points.append([float(v) if finite_number(v) else None for v in pair])
     held, refute = _level_line(block.get("held_alpha")), _level_line(block.get("refute_alpha"))
     values = [v for pair in points for v in pair if v is not None] + [v for v in (held, refute) if v is not None]
     if not points or not values:
@@ -80,7 +73,7 @@ def _bounds(records: list[dict[str, Any]]) -> list[tuple[str, float, float, floa
                 if not isinstance(value, dict):
                     continue
                 numbers = [value.get(k) for k in ("lower", "upper", "threshold")]
-                if not all(_finite(v) for v in numbers):
+                if not all(finite_number(v) for v in numbers):
                     continue
                 side = "<=" if "<" in str(value.get("statement", ">=")) else ">="
                 lower, upper, threshold = (float(cast(float, v)) for v in numbers)  # numbers: checked above

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from typing import Any
+from typing import Any, TypeGuard
 from statistics import NormalDist
 
 _EPS = 2.220446049250313e-16
@@ -343,6 +343,17 @@ def check_probability(name: str, value: float) -> float:
     if not 0.0 <= number <= 1.0:
         raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
     return number
+
+
+def finite_number(value: Any) -> TypeGuard[float]:
+    """True for a number a float holds: not a bool, NaN or infinity, nor an integer past a float's range (JSON's
+    integers are unbounded: math.isfinite raises OverflowError on 10**400)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def not_a_number(value: Any) -> bool:

@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from filelock import FileLock, Timeout
 
+from pytest_claims.stats.binomial import finite_number
 from pytest_claims.store import codec
 from pytest_claims.store.atomic import atomic_write as _atomic_write
 from pytest_claims.store.key_lock import HeldLock as _HeldLock
@@ -88,13 +89,7 @@ def recorded_seconds(value: Any) -> float | None:
     """`value` (a number of seconds read from a file: a store entry's, a .test_durations') as a float; None where it
     is no computation's time (not a number, a bool, negative, NaN, past MAX_RECORDED_SECONDS, or past any float):
     sums of such times (a mutant's time limit, the time left) then stay finite."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    try:
-        seconds = float(value)
-    except OverflowError:
-        return None
-    return seconds if 0 <= seconds <= MAX_RECORDED_SECONDS else None
+    return float(value) if finite_number(value) and 0 <= value <= MAX_RECORDED_SECONDS else None
 
 
 def _canonical(value: Any) -> Any:
